@@ -1,0 +1,507 @@
+"""The ``ladders`` command line: parse, call a plain function, print.
+
+Every command takes ``--json``: stdout then holds exactly one JSON document, progress
+goes to stderr. Exact numbers are strings ``"p/q"`` next to a ``decimal`` string.
+Errors become one line on stderr and an exit code (2 for bad usage or input), never a
+traceback. Heavy imports live inside the commands so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+EPILOG_BOARD = ("BOARD is a preset (hasbro, milton-bradley, snakes-2016, tiny10; see "
+                "'ladders boards') or a board file (plain text or .toml).")
+
+
+class LaddersGroup(click.Group):
+    """A click group whose errors are one line on stderr with a fitting exit code."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, **extra: Any) -> Any:
+        extra.pop("standalone_mode", None)
+        try:
+            rv = super().main(args, prog_name or "ladders", standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            sys.exit(0)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            click.echo(f"ladders: error: {exc.format_message()}{hint}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            click.echo(f"ladders: error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("ladders: interrupted", err=True)
+            sys.exit(130)
+        except (ValueError, OSError) as exc:  # BoardError is a ValueError
+            click.echo(f"ladders: error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except ArithmeticError as exc:
+            click.echo(f"ladders: error: exact arithmetic failed: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def emit(data: dict[str, Any], as_json: bool, text: str) -> None:
+    """Print ``data`` as one JSON document, or ``text`` for people."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(text)
+
+
+def board_options(func: Any) -> Any:
+    """BOARD plus the ``--rule`` and ``--die`` overrides shared by the board commands."""
+    func = click.option("--die", type=click.IntRange(min=1), default=None,
+                        help="Override the die size (faces 1..N).")(func)
+    func = click.option("--rule", type=click.Choice(["stay", "bounce", "pass"]), default=None,
+                        help="Override the overshoot rule.")(func)
+    return click.argument("board")(func)
+
+
+def json_option(func: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON document on stdout (progress goes to stderr).")(func)
+
+
+def open_board(board: str, rule: str | None, die: int | None):  # -> Board
+    from solver.board import load_board, with_overrides
+    return with_overrides(load_board(board), rule=rule, die=die)
+
+
+def write_atomically(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to a temporary file beside ``path``, fsync, then rename over it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@click.group(cls=LaddersGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Example: ladders solve hasbro --players 2")
+@click.version_option(package_name="ladders", prog_name="ladders")
+def cli() -> None:
+    """Exact answers for Chutes and Ladders, Snakes and Ladders and Another Game.
+
+    Every probability is an exact fraction (all digits), with Markov bounds and Monte
+    Carlo to check it against.
+    """
+
+
+@cli.command()
+@json_option
+def boards(as_json: bool) -> None:
+    """List the preset boards.
+
+    Example: ladders boards
+    """
+    from solver.board import PRESET_NOTES, preset_board
+    items = []
+    lines = []
+    for name, note in PRESET_NOTES.items():
+        b = preset_board(name)
+        items.append({"name": name, "start": b.start, "end": b.end, "die": b.die, "rule": b.rule,
+                      "jumps": [list(j) for j in b.jumps], "note": note})
+        lines.append(f"{name:15} {b.start}..{b.end}, die {b.die}, {len(b.jumps):2} jumps, "
+                     f"rule {b.rule}: {note}")
+    emit({"boards": items}, as_json, "\n".join(lines))
+
+
+@cli.command()
+@board_options
+@json_option
+def show(board: str, rule: str | None, die: int | None, as_json: bool) -> None:
+    """Show BOARD after checking it (every error names the file and line).
+
+    Example: ladders show hasbro --rule bounce
+    """
+    from solver.chain import build_chain
+    b = open_board(board, rule, die)
+    chain = build_chain(b)
+    data = {"name": b.name, "start": b.start, "end": b.end, "die": b.die, "rule": b.rule,
+            "jumps": [list(j) for j in b.jumps], "transient_squares": len(chain.states)}
+    emit(data, as_json, b.describe() + f"\nstates   {len(chain.states)} squares a piece can "
+         "stand on before the end\ncheck    ok: every reachable square can finish")
+
+
+show.epilog = EPILOG_BOARD
+
+
+@cli.command()
+@board_options
+@click.option("--throws", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Length distribution f(t), F(t) for t = 1..THROWS.")
+@json_option
+def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: bool) -> None:
+    """One-player answers: f(t), F(t), L, sd, D(s), E(s), all exact.
+
+    \b
+    f(t)  probability the game ends exactly on throw t; F(t) = f(1) + ... + f(t)
+    L     expected number of throws; sd its standard deviation
+    D(s)  fewest throws to finish from square s; E(s) expected throws left from s
+
+    Example: ladders stats hasbro --throws 20
+    """
+    from solver.chain import build_chain, length_distribution, one_player_stats
+    from solver.exact import fraction_to_decimal as dec
+    from solver.exact import fraction_to_str as exact
+    from solver.exact import sqrt_to_decimal
+    chain = build_chain(open_board(board, rule, die))
+    st = one_player_stats(chain)
+    dist = length_distribution(chain, throws)
+    sd_text = sqrt_to_decimal(st.variance, 20)
+    data = {
+        "expected_length": exact(st.expected_length),
+        "expected_length_decimal": dec(st.expected_length, 20),
+        "variance": exact(st.variance),
+        "sd_decimal": sd_text,
+        "min_throws": {str(s): v for s, v in st.min_throws.items()},
+        "expected_remaining": {str(s): exact(v) for s, v in st.expected_remaining.items()},
+        "distribution": [{"t": t, "f": exact(f), "F": exact(F)}
+                         for t, (f, F) in enumerate(dist, start=1)],
+    }
+    lines = [chain.board.describe(), "",
+             f"L  = {dec(st.expected_length, 12)} expected throws  (exact: "
+             f"{_short(exact(st.expected_length))})",
+             f"sd = {sd_text[:12]}   Var = {dec(st.variance, 6)}",
+             f"D({chain.board.start}) = {st.min_throws[chain.board.start]} fewest throws", "",
+             "square  D(s)  E(s)"]
+    lines += [f"{s:6}  {st.min_throws[s]:4}  {dec(v, 6)}" for s, v in st.expected_remaining.items()]
+    lines += ["", "   t  f(t)           F(t)"]
+    lines += [f"{t:4}  {dec(f, 10)}   {dec(F, 10)}" for t, (f, F) in enumerate(dist, start=1)]
+    emit(data, as_json, "\n".join(lines))
+
+
+stats.epilog = EPILOG_BOARD
+
+
+def _short(text: str, keep: int = 40) -> str:
+    """Long exact fractions shortened for the human table (JSON keeps every digit)."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}...({len(text)} chars)"
+
+
+def players_option(default: int = 2) -> Any:
+    return click.option("--players", "-k", type=click.IntRange(1 if default == 1 else 2, 6),
+                        default=default, show_default=True, help="Number of players (seats).")
+
+
+@cli.command()
+@board_options
+@players_option()
+@click.option("--moves", type=click.IntRange(min=1), default=None,
+              help="Bounds after N throws per player.")
+@click.option("--digits", type=click.IntRange(min=1), default=None,
+              help="Smallest N whose lower and upper bounds agree to D decimals.")
+@json_option
+def bounds(board: str, rule: str | None, die: int | None, players: int, moves: int | None,
+           digits: int | None, as_json: bool) -> None:
+    """Exact Markov bounds lower(n) <= P <= upper(n) on the win probability of each seat.
+
+    \b
+    Two players:  lower(n) = 1/2 + 1/2 sum_{t<=n} f(t)^2
+                  upper(n) = lower(n) + (1 - F(n))^2 / 2
+    k players:    seat j: sum_{t<=n} f(t) (1-F(t))^(j-1) (1-F(t-1))^(k-j), gap (1-F(n))^k
+
+    Example: ladders bounds hasbro --moves 500;  ladders bounds hasbro -k 3 --digits 100
+    """
+    from solver.bounds import bounds_to_digits, markov_bounds
+    from solver.chain import build_chain
+    from solver.exact import fraction_to_decimal as dec
+    from solver.exact import fraction_to_str as exact
+    if (moves is None) == (digits is None):
+        raise click.UsageError("give exactly one of --moves N or --digits D")
+    chain = build_chain(open_board(board, rule, die))
+    t0 = time.perf_counter()
+    b = markov_bounds(chain, players, moves) if moves else bounds_to_digits(chain, players, digits)
+    seconds = time.perf_counter() - t0
+    places = max(20, (digits or 0) + 5)
+    seats = [{"seat": j + 1, "lower": exact(lo), "upper": exact(up),
+              "lower_decimal": dec(lo, places), "upper_decimal": dec(up, places)}
+             for j, (lo, up) in enumerate(zip(b.lower, b.upper))]
+    data = {"moves": b.moves, "players": players, **{k: seats[0][k] for k in
+            ("lower", "upper", "lower_decimal", "upper_decimal")}, "seats": seats,
+            "seconds": round(seconds, 4)}
+    lines = [f"{chain.board.name}, {players} players, after {b.moves} moves "
+             f"({seconds:.3f} s, exact):"]
+    for s in seats:
+        lines.append(f"  seat {s['seat']}: {s['lower_decimal']}\n          {s['upper_decimal']}")
+    if digits:
+        lines.append(f"lower and upper agree to {digits} digits from n = {b.moves}")
+    emit(data, as_json, "\n".join(lines))
+
+
+bounds.epilog = EPILOG_BOARD
+
+
+@cli.command()
+@board_options
+@players_option(default=1)
+@click.option("--games", "-n", type=click.IntRange(min=2), required=True,
+              help="Number of simulated games (races when --players > 1).")
+@click.option("--seed", type=int, default=1960, show_default=True, help="Random seed.")
+@click.option("--convergence", is_flag=True,
+              help="Also print the error against N beside the exact value (N^-1/2 law).")
+@json_option
+def simulate(board: str, rule: str | None, die: int | None, players: int, games: int, seed: int,
+             convergence: bool, as_json: bool) -> None:
+    """Monte Carlo estimates with standard errors and 95% intervals (seeded, reproducible).
+
+    One player: the mean game length. k players: each seat's win probability from
+    simulated races; for two players also the diagonal-squares estimator built from
+    one-player lengths (far smaller error for the same number of games).
+
+    Example: ladders simulate hasbro --players 2 --games 100000 --convergence
+    """
+    import numpy as np
+
+    from solver.chain import build_chain
+    from solver.simulate import (diagonal_estimate, mean_estimate, race_winners, seat_estimates,
+                                 simulate_lengths)
+    chain = build_chain(open_board(board, rule, die))
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    lengths = simulate_lengths(chain, games * players, rng)
+    data: dict[str, Any] = {"games": games, "players": players, "seed": seed}
+    if players == 1:
+        est = mean_estimate(lengths)
+        data.update(estimate=est.value, stderr=est.stderr, ci95=list(est.ci95),
+                    mean_length=est.value)
+        lines = [f"{chain.board.name}: {games:,} one-player games (seed {seed})",
+                 f"mean length {est.value:.4f} +- {est.stderr:.4f} (95% CI "
+                 f"{est.ci95[0]:.4f} .. {est.ci95[1]:.4f})"]
+    else:
+        races = lengths.reshape(games, players)
+        seats = seat_estimates(race_winners(races), players)
+        data.update(estimate=seats[0].value, stderr=seats[0].stderr, ci95=list(seats[0].ci95),
+                    seats=[{"seat": j + 1, "estimate": s.value, "stderr": s.stderr,
+                            "ci95": list(s.ci95)} for j, s in enumerate(seats)])
+        lines = [f"{chain.board.name}: {games:,} races of {players} players (seed {seed})"]
+        lines += [f"seat {j + 1}: {s.value:.6f} +- {s.stderr:.6f} (95% CI {s.ci95[0]:.6f} .. "
+                  f"{s.ci95[1]:.6f})" for j, s in enumerate(seats)]
+        if players == 2:
+            diag = diagonal_estimate(lengths)
+            data["diagonal"] = {"estimate": diag.value, "stderr": diag.stderr,
+                                "ci95": list(diag.ci95)}
+            lines.append(f"diagonal squares from {lengths.size:,} one-player lengths: "
+                         f"{diag.value:.8f} +- {diag.stderr:.8f}")
+    data["seconds"] = round(time.perf_counter() - t0, 3)
+    if convergence:
+        table, exact_text = _convergence_table(chain, players, lengths)
+        data["convergence"] = table
+        data["exact_decimal"] = exact_text
+        lines += ["", f"exact value {exact_text}", "        N  estimate        |error|     "
+                  "stderr      |error|*sqrt(N)"]
+        lines += [f"{r['n']:9,}  {r['estimate']:.10f}  {r['error']:.3e}  {r['stderr']:.3e}  "
+                  f"{r['scaled_error']:.4f}" for r in table]
+    emit(data, as_json, "\n".join(lines))
+
+
+simulate.epilog = EPILOG_BOARD
+
+
+def _convergence_table(chain: Any, players: int, lengths: Any) -> tuple[list[dict[str, Any]], str]:
+    """Error of the estimate from the first N games, N = 100, 1000, ..., beside the exact value.
+
+    The exact value is L for one player and, for races, seat 1's probability from Markov
+    bounds that agree to 20 digits (exact to every digit shown).
+    """
+    from solver.bounds import bounds_to_digits
+    from solver.chain import one_player_stats
+    from solver.exact import fraction_to_decimal
+    from solver.simulate import mean_estimate, race_winners, seat_estimates
+    if players == 1:
+        exact = one_player_stats(chain).expected_length
+    else:
+        exact = bounds_to_digits(chain, players, 20).lower[0]
+    target = float(exact)
+    games = lengths.size // players
+    sizes = []
+    n = 100
+    while n < games:
+        sizes.append(n)
+        n *= 10
+    sizes.append(games)
+    rows = []
+    for n in sizes:
+        if players == 1:
+            est = mean_estimate(lengths[:n])
+        else:
+            est = seat_estimates(race_winners(lengths[: n * players].reshape(n, players)), players)[0]
+        err = abs(est.value - target)
+        rows.append({"n": n, "estimate": est.value, "error": err, "stderr": est.stderr,
+                     "scaled_error": err * n ** 0.5})
+    return rows, fraction_to_decimal(exact, 20)
+
+
+@cli.command()
+@board_options
+@players_option()
+@click.option("--table", "table_path", type=click.Path(dir_okay=False, writable=True),
+              default=None, help="Two players: write every P(a,b) as JSON lines (.gz to compress).")
+@json_option
+def solve(board: str, rule: str | None, die: int | None, players: int, table_path: str | None,
+          as_json: bool) -> None:
+    """Exact win probability of every seat, verified against the Markov bounds.
+
+    The race becomes a sparse integer system (two players: P(a,b), the published
+    formulation; more: the round formulation) solved by fraction-free elimination
+    with the wanted unknown last, so no back-substitution is needed.
+
+    Example: ladders solve tiny10 --players 3
+    """
+    from solver.chain import build_chain
+    from solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    from solver.race import race_system, solve_race
+    from solver.verify import check_against_bounds
+    chain = build_chain(open_board(board, rule, die))
+    if table_path and players != 2:
+        raise click.UsageError("--table is for two players")
+    system = race_system(chain, players)
+    click.echo(f"solving {system.description}: {system.size:,} unknowns, {system.nnz:,} "
+               "nonzeros", err=True)
+    t0 = time.perf_counter()
+    with _progress("eliminating", system.size - 1) as step:
+        result = solve_race(chain, players, table=bool(table_path), progress=step)
+    seconds = time.perf_counter() - t0
+    verified = check_against_bounds(chain, players, result.seats)
+    if result.table is not None and table_path:
+        _write_table(Path(table_path), result.table)
+    data = {
+        "players": players,
+        "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50)}
+                  for j, p in enumerate(result.seats)],
+        "digits": digit_counts(result.seats[0]),
+        "engine": "elimination",
+        "seconds": round(seconds, 3),
+        "verified": verified,
+    }
+    lines = [f"{chain.board.name}, {players} players (exact, {seconds:.2f} s):"]
+    for s in data["seats"]:
+        lines.append(f"  seat {s['seat']}: {s['decimal']}")
+    lines.append(f"seat 1 = {_short(data['seats'][0]['exact'])}")
+    dg = data["digits"]
+    lines.append(f"        ({dg['numerator']} digits / {dg['denominator']} digits)")
+    lines.append(f"verified: inside the Markov bounds after {verified['moves']} moves, "
+                 f"{verified['digits']} digits agree: {'PASS' if verified['passed'] else 'FAIL'}")
+    if table_path:
+        lines.append(f"table: {len(result.table or {}):,} values of P(a,b) written to {table_path}")
+    emit(data, as_json, "\n".join(lines))
+    if not verified["passed"]:
+        raise click.ClickException("verification against the Markov bounds FAILED")
+
+
+solve.epilog = EPILOG_BOARD
+
+
+class _progress:
+    """A tqdm progress bar on stderr, quiet for tiny jobs; yields a ``step(done, total)``."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.bar = label, total, None
+
+    def __enter__(self) -> Any:
+        if self.total < 2000:
+            return None
+        from tqdm import tqdm
+        self.bar = tqdm(total=self.total, desc=self.label, unit="pivot", file=sys.stderr,
+                        mininterval=0.5, leave=False)
+
+        def step(done: int, total: int) -> None:
+            self.bar.update(done - self.bar.n)
+        return step
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:
+    """P(a,b) as JSON lines, gzip-compressed for ``.gz``; written atomically."""
+    from solver.exact import fraction_to_str
+    text = "".join(json.dumps({"a": a, "b": b, "exact": fraction_to_str(v)}) + "\n"
+                   for (a, b), v in sorted(table.items()))
+    payload = text.encode()
+    if path.suffix == ".gz":
+        payload = gzip.compress(payload, mtime=0)
+    write_atomically(path, payload)
+
+
+@cli.command()
+@click.option("--a", "coins_a", type=click.IntRange(min=0), default=4, show_default=True,
+              help="A's starting coins.")
+@click.option("--b", "coins_b", type=click.IntRange(min=0), default=4, show_default=True,
+              help="B's starting coins.")
+@click.option("--pot", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Coins in the pot at the start.")
+@click.option("--cycles", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Distribution P(N = n) of the number of cycles for n = 1..CYCLES.")
+@json_option
+def coins(coins_a: int, coins_b: int, pot: int, cycles: int, as_json: bool) -> None:
+    """Another Game (coins and a die), exact.
+
+    \b
+    A and B alternate (A first), one die each turn: 1 nothing; 2 take the pot;
+    3 take half the pot (rounded down); 4-6 pay one coin into the pot, and a player
+    who must pay with no coin loses. A cycle is A's turn then B's.
+
+    Example: ladders coins --a 4 --b 4 --pot 2
+    """
+    from solver.coins import CoinGame, solve_coins
+    from solver.exact import fraction_to_decimal as dec
+    from solver.exact import fraction_to_str as exact
+    game = CoinGame(coins_a, coins_b, pot)
+    ans = solve_coins(game, cycles)
+    e = ans.expected_cycles[ans.start]
+    wa = ans.win_a[ans.start]
+    data = {
+        "expected_cycles": exact(e),
+        "expected_cycles_decimal": dec(e, 20),
+        "win_a": exact(wa),
+        "win_b": exact(1 - wa),
+        "by_start": {f"A{a}B{b}": exact(v) for (a, b), v in sorted(ans.expected_cycles.items())},
+        "final_states": {k: exact(v) for k, v in ans.final_states.items()},
+        "distribution": [{"n": n, "p": exact(p)} for n, p in enumerate(ans.distribution, 1)],
+    }
+    lines = [f"Another Game from A{coins_a}B{coins_b}, pot {pot} ({game.total} coins), A first",
+             f"expected cycles  {dec(e, 12)}",
+             f"A wins           {dec(wa, 12)}",
+             f"B wins           {dec(1 - wa, 12)}", "",
+             "expected cycles by start (A to move; rows A's coins, columns B's coins):",
+             "      " + "".join(f"B{b:<7}" for b in range(game.total + 1))]
+    for a in range(game.total + 1):
+        cells = [f"{float(ans.expected_cycles[(a, b)]):<8.2f}" if (a, b) in ans.expected_cycles
+                 else " " * 8 for b in range(game.total + 1)]
+        lines.append(f"A{a:<4} " + "".join(cells))
+    lines += ["", "most likely final states:"]
+    top = sorted(ans.final_states.items(), key=lambda kv: -kv[1])[:6]
+    lines += [f"  {k:28} {dec(v, 6)}" for k, v in top]
+    emit(data, as_json, "\n".join(lines))
+
+
+def main() -> None:
+    """Console entry point."""
+    cli.main(prog_name="ladders")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+"""Boards: parse, validate once, and move a piece.
+
+A board has a start square, an end square, a die with faces 1..d (equally likely), jumps
+``from -> to`` (a ladder when to > from, a chute or snake when to < from) and an
+overshoot rule for rolls that carry a piece past the end:
+
+- ``stay``   the piece does not move (the published Chutes and Ladders analyses);
+- ``bounce`` the piece walks to the end and back the rest;
+- ``pass``   reaching or passing the end finishes the game.
+
+After the roll, a piece that lands on the start of a jump moves to its other end (one
+jump only; chained jumps are rejected). Landing on the end square finishes.
+
+Boards come from presets, from the plain-text format of the published analysis (one
+integer per line for start, end and die size, then one ``from to`` pair per line) or
+from TOML (``start``, ``end``, ``die``, ``rule``, ``jumps = [[from, to], ...]``). Every
+problem is reported as a :class:`BoardError` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+RULES = ("stay", "bounce", "pass")
+
+_COMMON_LADDERS = ((1, 38), (4, 14), (9, 31), (21, 42), (28, 84), (51, 67), (71, 91), (80, 100))
+_HASBRO_CHUTES = ((16, 6), (48, 26), (49, 11), (56, 53), (62, 19), (64, 60), (87, 24),
+                  (93, 73), (95, 75), (98, 78))
+
+PRESET_NOTES = {
+    "hasbro": "the board of the published exact solution",
+    "milton-bradley": "the 1960 Monte Carlo paper's board (chute 47->26)",
+    "snakes-2016": "a blog analysis's board (ladder 36->45, no chute 62->19)",
+    "tiny10": "a 10-square toy board for checking by hand",
+}
+
+
+class BoardError(ValueError):
+    """A board that cannot be played: the message names the source, line and problem."""
+
+
+@dataclass(frozen=True)
+class Board:
+    """A validated board. Build it with :func:`make_board` or :func:`load_board`.
+
+    ``jumps`` maps the square a jump starts on to the square it ends on.
+    """
+
+    name: str
+    start: int
+    end: int
+    die: int
+    rule: str
+    jumps: tuple[tuple[int, int], ...]
+
+    @property
+    def jump_map(self) -> dict[int, int]:
+        return dict(self.jumps)
+
+    def move(self, pos: int, roll: int) -> int:
+        """Square reached from ``pos`` with ``roll``: overshoot rule, then one jump."""
+        land = pos + roll
+        if land > self.end:
+            if self.rule == "stay":
+                land = pos
+            elif self.rule == "pass":
+                land = self.end
+            else:  # bounce: reflect off the end (and off the start, for huge dice)
+                span = self.end - self.start
+                offset = (land - self.start) % (2 * span)
+                land = self.start + (offset if offset <= span else 2 * span - offset)
+        return self.jump_map.get(land, land)
+
+    def describe(self) -> str:
+        """Human-readable summary used by ``ladders show``."""
+        ladders = [f"{a}->{b}" for a, b in self.jumps if b > a]
+        chutes = [f"{a}->{b}" for a, b in self.jumps if b < a]
+        return "\n".join([
+            f"board    {self.name}",
+            f"squares  {self.start}..{self.end} (start {self.start}, end {self.end})",
+            f"die      1..{self.die}",
+            f"rule     {self.rule}",
+            f"ladders  {' '.join(ladders) or '-'}",
+            f"chutes   {' '.join(chutes) or '-'}",
+        ])
+
+
+_PRESETS: dict[str, tuple[int, int, int, str, tuple[tuple[int, int], ...]]] = {
+    "hasbro": (0, 100, 6, "stay", _COMMON_LADDERS + ((36, 44),) + _HASBRO_CHUTES),
+    "milton-bradley": (0, 100, 6, "stay", _COMMON_LADDERS + ((36, 44),)
+                       + tuple((47, 26) if j == (48, 26) else j for j in _HASBRO_CHUTES)),
+    "snakes-2016": (0, 100, 6, "stay", _COMMON_LADDERS + ((36, 45),)
+                    + tuple(j for j in _HASBRO_CHUTES if j not in ((62, 19), (48, 26)))
+                    + ((47, 26),)),
+    "tiny10": (0, 10, 6, "stay", ((4, 7), (9, 2))),
+}
+
+
+def preset_names() -> list[str]:
+    """Names of the built-in boards."""
+    return list(_PRESETS)
+
+
+def make_board(name: str, start: int, end: int, die: int, rule: str,
+               jumps: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+               *, source: str | None = None, lines: dict[str, int] | None = None,
+               jump_lines: list[int | None] | None = None) -> Board:
+    """Validate the parts of a board and return it; raise :class:`BoardError` if unplayable.
+
+    ``source`` (a file name), ``lines`` (header field -> line) and ``jump_lines`` (one
+    line per jump) only serve to make error messages point at the right place.
+    """
+    where_src = source or f"board {name!r}"
+    lines = lines or {}
+    jump_lines = list(jump_lines) if jump_lines is not None else [None] * len(jumps)
+
+    def fail(problem: str, line: int | None = None, fix: str = "") -> BoardError:
+        where = f"{where_src}:{line}" if line else where_src
+        return BoardError(f"{where}: {problem}" + (f"; {fix}" if fix else ""))
+
+    if rule not in RULES:
+        raise fail(f"unknown overshoot rule {rule!r}", lines.get("rule"),
+                   f"use one of {', '.join(RULES)}")
+    if die < 1:
+        raise fail(f"die size {die} is less than 1", lines.get("die"), "a die needs at least one face")
+    if end <= start:
+        raise fail(f"end square {end} is not after start square {start}", lines.get("end"),
+                   "the end must be larger than the start")
+    seen: dict[int, int | None] = {}
+    for (a, b), line in zip(jumps, jump_lines):
+        if not (start <= a <= end and start <= b <= end):
+            raise fail(f"jump {a} -> {b} leaves the board [{start}, {end}]", line,
+                       "both ends of a jump must be squares of the board")
+        if a in (start, end):
+            kind = "start" if a == start else "end"
+            raise fail(f"jump {a} -> {b} starts on the {kind} square", line,
+                       "jumps may not start on the start or end square")
+        if a == b:
+            raise fail(f"jump {a} -> {b} goes nowhere", line, "remove it")
+        if a in seen:
+            first = seen[a]
+            also = f" (first at line {first})" if first else ""
+            raise fail(f"square {a} has two jumps{also}", line, "keep one jump per square")
+        seen[a] = line
+    starts = {a for a, _ in jumps}
+    for (a, b), line in zip(jumps, jump_lines):
+        if b in starts:
+            raise fail(f"chained jumps: {a} -> {b} ends where another jump starts", line,
+                       "a jump must end on a square that starts no jump")
+    board = Board(name=name, start=start, end=end, die=die, rule=rule,
+                  jumps=tuple(sorted((int(a), int(b)) for a, b in jumps)))
+    check_finishes(board, where_src)
+    return board
+
+
+def check_finishes(board: Board, where: str) -> None:
+    """Raise :class:`BoardError` if some square reachable from the start can never finish.
+
+    Such a board makes the game last forever with positive probability, so no
+    expected length or win probability exists.
+    """
+    reach = reachable_squares(board)
+    back: dict[int, list[int]] = {s: [] for s in reach}
+    for s in reach:
+        if s == board.end:
+            continue
+        for r in range(1, board.die + 1):
+            back[board.move(s, r)].append(s)
+    can_finish = set()
+    if board.end in reach:
+        can_finish.add(board.end)
+        todo = deque([board.end])
+        while todo:
+            for s in back[todo.popleft()]:
+                if s not in can_finish:
+                    can_finish.add(s)
+                    todo.append(s)
+    stuck = sorted(reach - can_finish)
+    if stuck:
+        shown = ", ".join(map(str, stuck[:8])) + (" ..." if len(stuck) > 8 else "")
+        raise BoardError(f"{where}: the game can last forever: from square(s) {shown} the end "
+                         f"{board.end} can never be reached (rule {board.rule}, die {board.die}); "
+                         "change the jumps, the die or the overshoot rule")
+
+
+def reachable_squares(board: Board) -> set[int]:
+    """Squares a piece can occupy in some game (the end included when reachable)."""
+    seen = {board.start}
+    todo = deque([board.start])
+    while todo:
+        s = todo.popleft()
+        if s == board.end:
+            continue
+        for r in range(1, board.die + 1):
+            t = board.move(s, r)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def preset_board(name: str) -> Board:
+    """The built-in board ``name`` (see :data:`PRESET_NOTES`)."""
+    start, end, die, rule, jumps = _PRESETS[name]
+    return make_board(name, start, end, die, rule, list(jumps))
+
+
+def with_overrides(board: Board, rule: str | None = None, die: int | None = None) -> Board:
+    """``board`` with another overshoot rule or die size, validated again."""
+    if rule is None and die is None:
+        return board
+    changed = dataclasses.replace(board, rule=rule or board.rule, die=die if die is not None else board.die)
+    label = [board.name] + ([f"rule={rule}"] if rule else []) + ([f"die={die}"] if die is not None else [])
+    return make_board(" ".join(label), changed.start, changed.end, changed.die, changed.rule,
+                      list(changed.jumps), source=f"board {board.name!r} with " + ", ".join(label[1:]))
+
+
+def load_board(spec: str) -> Board:
+    """A preset name, a plain-text board file or a ``.toml`` board file."""
+    if spec in _PRESETS:
+        return preset_board(spec)
+    path = Path(spec)
+    if not path.exists():
+        raise BoardError(f"{spec}: no such preset or board file; presets are "
+                         f"{', '.join(_PRESETS)} (see 'ladders boards')")
+    if path.is_dir():
+        raise BoardError(f"{spec}: is a folder, not a board file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardError(f"{spec}: cannot read the board file ({exc})") from exc
+    if path.suffix.lower() == ".toml":
+        return parse_toml_board(text, str(path))
+    return parse_text_board(text, str(path))
+
+
+def parse_text_board(text: str, source: str) -> Board:
+    """Parse the published plain-text format.
+
+    Lines 1-3 hold start, end and die size (one integer each); every further line is a
+    jump ``from to``. Blank lines and text after ``#`` are ignored.
+    """
+    header: list[tuple[int, int]] = []
+    jumps: list[tuple[int, int]] = []
+    jump_lines: list[int | None] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        tokens = line.split()
+        try:
+            values = [int(t) for t in tokens]
+        except ValueError:
+            bad = next(t for t in tokens if not re.fullmatch(r"[+-]?\d+", t))
+            raise BoardError(f"{source}:{number}: {bad!r} is not an integer; "
+                             "every token of a board file is a whole number") from None
+        if len(header) < 3:
+            if len(values) != 1:
+                field = ("start", "end", "die size")[len(header)]
+                raise BoardError(f"{source}:{number}: expected one integer (the {field}), "
+                                 f"found {len(values)}: {line!r}")
+            header.append((values[0], number))
+        else:
+            if len(values) != 2:
+                raise BoardError(f"{source}:{number}: a jump is two integers 'from to', "
+                                 f"found {len(values)}: {line!r}")
+            jumps.append((values[0], values[1]))
+            jump_lines.append(number)
+    if len(header) < 3:
+        missing = ("start", "end", "die size")[len(header)]
+        raise BoardError(f"{source}: the file ends before the {missing}; a board file starts "
+                         "with three lines: start, end, die size")
+    (start, ls), (end, le), (die, ld) = header
+    return make_board(Path(source).stem, start, end, die, "stay", jumps, source=source,
+                      lines={"start": ls, "end": le, "die": ld}, jump_lines=jump_lines)
+
+
+def parse_toml_board(text: str, source: str) -> Board:
+    """Parse a TOML board: ``start``, ``end``, ``die``, ``rule`` and ``jumps = [[a, b], ...]``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        where = f"{source}:{line.group(1)}" if line else source
+        raise BoardError(f"{where}: not valid TOML ({exc})") from None
+    src_lines = text.splitlines()
+
+    def line_of(pattern: str) -> int | None:
+        rx = re.compile(pattern)
+        for i, raw in enumerate(src_lines, start=1):
+            if rx.search(raw.split("#", 1)[0]):
+                return i
+        return None
+
+    unknown = sorted(set(data) - {"name", "start", "end", "die", "rule", "jumps"})
+    if unknown:
+        at = line_of(r"^\s*" + re.escape(unknown[0]) + r"\s*=")
+        raise BoardError(f"{source}:{at}: unknown field {unknown[0]!r}; "
+                         "fields are name, start, end, die, rule, jumps")
+    fields: dict[str, int] = {}
+    lines: dict[str, int] = {}
+    for key, default in (("start", 0), ("end", None), ("die", 6)):
+        lines[key] = line_of(rf"^\s*{key}\s*=") or 0
+        value = data.get(key, default)
+        if value is None:
+            raise BoardError(f"{source}: missing field {key!r}; add e.g. 'end = 100'")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BoardError(f"{source}:{lines[key]}: {key} = {value!r} is not an integer")
+        fields[key] = value
+    rule = data.get("rule", "stay")
+    lines["rule"] = line_of(r"^\s*rule\s*=") or 0
+    if not isinstance(rule, str):
+        raise BoardError(f"{source}:{lines['rule']}: rule = {rule!r} is not text; use one of "
+                         + ", ".join(RULES))
+    raw_jumps = data.get("jumps", [])
+    jumps_at = line_of(r"^\s*jumps\s*=")
+    if not isinstance(raw_jumps, list):
+        raise BoardError(f"{source}:{jumps_at}: jumps must be a list of [from, to] pairs")
+    jumps: list[tuple[int, int]] = []
+    jump_lines: list[int | None] = []
+    for i, pair in enumerate(raw_jumps):
+        ok = (isinstance(pair, list) and len(pair) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) for v in pair))
+        if not ok:
+            raise BoardError(f"{source}:{jumps_at}: jumps[{i}] = {pair!r} is "
+                             "not a pair of integers [from, to]")
+        jumps.append((pair[0], pair[1]))
+        jump_lines.append(line_of(rf"\[\s*{pair[0]}\s*,\s*{pair[1]}\s*\]"))
+    name = str(data.get("name", Path(source).stem))
+    return make_board(name, fields["start"], fields["end"], fields["die"], rule, jumps,
+                      source=source, lines=lines, jump_lines=jump_lines)

@@ -1,0 +1,118 @@
+"""Markov bounds on race win probabilities: the published "diagonal squares" argument.
+
+Two players (seat 1 moves first): seat 1 wins iff ``T1 <= T2``, so
+``P = 1/2 + 1/2 sum_t f(t)^2`` and, after n moves,
+
+    lower(n) = 1/2 + 1/2 sum_{t<=n} f(t)^2,   upper(n) = lower(n) + (1 - F(n))^2 / 2,
+
+because ``sum_{t>n} f(t)^2 <= (sum_{t>n} f(t))^2``. Seat 2 gets ``[1 - upper, 1 - lower]``.
+
+k players, seat j (1-based): seat j wins on throw t when it finishes then, the seats
+before it have not finished within t throws and those after it not within t - 1:
+
+    P_j = sum_t f(t) (1 - F(t))^(j-1) S(t)^(k-j),   S(t) = 1 - F(t-1),
+
+lower(n) is the sum to n, and ``upper(n) = lower(n) + (1 - F(n))^k`` (nobody finished
+within n rounds). Exactly, ``sum_j lower_j(n) + (1 - F(n))^k = 1``.
+
+Everything is integer-scaled (see :mod:`solver.chain`): with ``f(t) = a_t/d^t`` and
+``1 - F(t) = s_t/d^t`` the partial sums are kept as one integer over ``d^(nk)``, so a
+step costs a few big-integer multiplications instead of fraction arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from solver.chain import AbsorbingChain, iter_throws
+from solver.exact import mpq, mpz
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """``lower[j] <= P_j <= upper[j]`` for every seat j, after ``moves`` throws per player."""
+
+    players: int
+    moves: int
+    lower: list[mpq]
+    upper: list[mpq]
+
+    def agree_digits(self, digits: int) -> bool:
+        """True when lower and upper agree in their first ``digits`` decimals, every seat."""
+        scale = mpz(10) ** digits
+        return all((lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
+                   for lo, up in zip(self.lower, self.upper))
+
+
+def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, list[mpz], mpz, mpz]]:
+    """Yield ``(n, sums, gap, denominator)`` for n = 1, 2, ...
+
+    Two players: ``sums = [S_n]`` with ``lower = (d^{2n} + S_n) / (2 d^{2n})`` and
+    ``gap = s_n^2`` (so ``upper = lower + gap / (2 d^{2n})``).
+    k players: ``sums[j]`` with ``lower_j = sums[j] / d^{nk}``, ``gap = s_n^k``.
+    """
+    k = players
+    d = mpz(chain.die)
+    dk = d ** k
+    sums = [mpz(0)] * (1 if k == 2 else k)
+    denom = mpz(1)
+    s_prev = mpz(1)
+    for n, (a, s) in enumerate(iter_throws(chain), start=1):
+        denom *= dk
+        if k == 2:
+            sums[0] = sums[0] * dk + a * a
+        else:
+            for j in range(k):
+                sums[j] = sums[j] * dk + a * s ** j * s_prev ** (k - 1 - j) * d ** (k - 1 - j)
+        yield n, sums, s ** k, denom
+        s_prev = s
+
+
+def _make_bounds(players: int, n: int, sums: list[mpz], gap: mpz, denom: mpz) -> Bounds:
+    if players == 2:
+        lower = mpq(denom + sums[0], 2 * denom)
+        upper = lower + mpq(gap, 2 * denom)
+        return Bounds(2, n, [lower, 1 - upper], [upper, 1 - lower])
+    lower_k = [mpq(v, denom) for v in sums]
+    width = mpq(gap, denom)
+    return Bounds(players, n, lower_k, [lo + width for lo in lower_k])
+
+
+def check_players(players: int) -> None:
+    """Races have 2 to 6 seats (SPEC 1.4); bounds and exact solves share this check."""
+    if not 2 <= players <= 6:
+        raise ValueError(f"players must be between 2 and 6, got {players}")
+
+
+def markov_bounds(chain: AbsorbingChain, players: int, moves: int) -> Bounds:
+    """Exact bounds for every seat after ``moves`` throws per player."""
+    check_players(players)
+    if moves < 1:
+        raise ValueError(f"moves must be at least 1, got {moves}")
+    for n, sums, gap, denom in _iter_bounds(chain, players):
+        if n == moves:
+            return _make_bounds(players, n, sums, gap, denom)
+    raise AssertionError("unreachable: iter_throws never ends")
+
+
+def bounds_to_digits(chain: AbsorbingChain, players: int, digits: int,
+                     max_moves: int = 1_000_000) -> Bounds:
+    """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals.
+
+    Agreement is only tested once the gap is below ``10^-digits`` (before that it is
+    impossible), so most steps cost no division.
+    """
+    check_players(players)
+    if digits < 1:
+        raise ValueError(f"digits must be at least 1, got {digits}")
+    scale = mpz(10) ** digits
+    half = 2 if players == 2 else 1
+    for n, sums, gap, denom in _iter_bounds(chain, players):
+        if gap * scale < half * denom:
+            bounds = _make_bounds(players, n, sums, gap, denom)
+            if bounds.agree_digits(digits):
+                return bounds
+        if n >= max_moves:
+            raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")
+    raise AssertionError("unreachable: iter_throws never ends")

@@ -1,0 +1,205 @@
+"""One player's absorbing Markov chain, and the exact one-player answers.
+
+Notation (used across `ladders`):
+
+- ``d``        the number of die faces; every transition probability is ``count / d``.
+- ``Q``        transient-to-transient transition matrix of one player's chain,
+               ``Q[s, s'] = C[s, s'] / d`` with integer counts ``C``.
+- ``R``        transient-to-finish probabilities, ``R[s] = e[s] / d`` (``e``: faces that finish).
+- ``f(t)``     probability that a game from the start ends exactly on throw t.
+- ``F(t)``     ``sum_{u<=t} f(u)``, finished within t throws; ``S(t) = 1 - F(t-1)``.
+- ``L``        expected length ``E[T] = sum t f(t)``; ``Var = E[T^2] - L^2``.
+- ``D(s)``     fewest throws to finish from square s.
+- ``E(s)``     expected remaining throws from square s: ``(I - Q) E = 1``.
+- ``P(a, b)``  two players: probability that the player to move wins, on square a with
+               the opponent on square b.
+
+Integer scaling: ``f(t) = a_t / d^t`` and ``1 - F(t) = s_t / d^t`` with integers
+``a_t``, ``s_t``. Iterating integer count vectors ``v_{t+1} = v_t C`` keeps every step
+exact without a single fraction; the bounds of :mod:`solver.bounds` rely on it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from solver.board import Board, reachable_squares
+from solver.exact import mpq, mpz
+from solver.eliminate import solve_all
+from solver.system import LinearSystem
+
+
+@dataclass(frozen=True)
+class AbsorbingChain:
+    """One player's chain on a board: transient squares, counts ``C`` and finishing faces ``e``.
+
+    ``moves[i]`` lists ``(j, count)``: from transient state i, ``count`` faces lead to
+    transient state j. ``finish[i]`` faces finish the game.
+    """
+
+    board: Board
+    states: tuple[int, ...]
+    moves: tuple[tuple[tuple[int, int], ...], ...]
+    finish: tuple[int, ...]
+
+    @property
+    def die(self) -> int:
+        return self.board.die
+
+    @cached_property
+    def index(self) -> dict[int, int]:
+        """Square -> state index."""
+        return {s: i for i, s in enumerate(self.states)}
+
+    @property
+    def start_index(self) -> int:
+        return self.index[self.board.start]
+
+    @cached_property
+    def next_table(self) -> np.ndarray:
+        """``next_table[i, r-1]``: state index after roll r from state i, or -1 (finished)."""
+        board = self.board
+        table = np.empty((len(self.states), board.die), dtype=np.int64)
+        for i, s in enumerate(self.states):
+            for r in range(1, board.die + 1):
+                t = board.move(s, r)
+                table[i, r - 1] = -1 if t == board.end else self.index[t]
+        return table
+
+
+def build_chain(board: Board) -> AbsorbingChain:
+    """The chain of one player on ``board`` (transient squares: reachable, not the end)."""
+    states = tuple(sorted(s for s in reachable_squares(board) if s != board.end))
+    index = {s: i for i, s in enumerate(states)}
+    moves = []
+    finish = []
+    for s in states:
+        counts: dict[int, int] = {}
+        done = 0
+        for r in range(1, board.die + 1):
+            t = board.move(s, r)
+            if t == board.end:
+                done += 1
+            else:
+                counts[index[t]] = counts.get(index[t], 0) + 1
+        moves.append(tuple(sorted(counts.items())))
+        finish.append(done)
+    return AbsorbingChain(board=board, states=states, moves=tuple(moves), finish=tuple(finish))
+
+
+def iter_throws(chain: AbsorbingChain) -> Iterator[tuple[mpz, mpz]]:
+    """Yield ``(a_t, s_t)`` for t = 1, 2, ...: ``f(t) = a_t/d^t``, ``1 - F(t) = s_t/d^t``.
+
+    The integer vector ``v`` holds ``d^t`` times the probability of being on each
+    transient square after t throws.
+    """
+    v = [mpz(0)] * len(chain.states)
+    v[chain.start_index] = mpz(1)
+    moves, finish = chain.moves, chain.finish
+    while True:
+        new = [mpz(0)] * len(v)
+        absorbed = mpz(0)
+        for i, vi in enumerate(v):
+            if not vi:
+                continue
+            for j, c in moves[i]:
+                new[j] += vi * c
+            if finish[i]:
+                absorbed += vi * finish[i]
+        v = new
+        yield absorbed, sum(v, mpz(0))
+
+
+def length_distribution(chain: AbsorbingChain, throws: int) -> list[tuple[mpq, mpq]]:
+    """``[(f(t), F(t)) for t = 1..throws]``, exact."""
+    out = []
+    d = chain.die
+    total = mpz(0)
+    scale = mpz(1)
+    for t, (a, _s) in zip(range(1, throws + 1), iter_throws(chain)):
+        scale *= d
+        total = total * d + a
+        out.append((mpq(a, scale), mpq(total, scale)))
+    return out
+
+
+def _moment_system(chain: AbsorbingChain) -> LinearSystem:
+    """``d E(s) - sum_s' C[s,s'] E(s') = d``, plus the same matrix for the second moment."""
+    n = len(chain.states)
+    d = chain.die
+    entries: list[list[tuple[int, int]]] = []
+    for i in range(n):
+        row = {i: d}
+        for j, c in chain.moves[i]:
+            row[j] = row.get(j, 0) - c
+        entries.append(sorted(row.items()))
+    return LinearSystem.from_rows(entries, np.full((n, 1), d, dtype=np.int64),
+                                  labels=[(s,) for s in chain.states],
+                                  target=chain.start_index, description="expected remaining throws")
+
+
+@dataclass(frozen=True)
+class OnePlayerStats:
+    """Exact one-player answers: ``E(s)``, ``E[T^2 | s]``, ``D(s)`` for every square."""
+
+    expected_remaining: dict[int, mpq]
+    second_moment: dict[int, mpq]
+    min_throws: dict[int, int]
+    start: int
+
+    @property
+    def expected_length(self) -> mpq:
+        """``L = E(start)``."""
+        return self.expected_remaining[self.start]
+
+    @property
+    def variance(self) -> mpq:
+        """``Var = E[T^2] - L^2``."""
+        return self.second_moment[self.start] - self.expected_length ** 2
+
+
+def one_player_stats(chain: AbsorbingChain) -> OnePlayerStats:
+    """Solve ``(I - Q) E = 1`` and ``(I - Q) M = 1 + 2 Q E`` exactly, and D(s) by search.
+
+    ``M(s) = E[T^2]`` from s: with ``T = 1 + T'``, ``T^2 = 1 + 2T' + T'^2``.
+    """
+    system = _moment_system(chain)
+    e_values = solve_all(system)[0]
+    d = chain.die
+    # Right-hand side of the second moment, scaled by d: d + 2 * sum_s' C[s,s'] E(s').
+    rhs2 = [mpq(d) + 2 * sum((c * e_values[j] for j, c in chain.moves[i]), mpq(0))
+            for i in range(len(chain.states))]
+    m_values = solve_all(system, rhs=[rhs2])[0]
+    squares = chain.states
+    return OnePlayerStats(
+        expected_remaining={s: e_values[i] for i, s in enumerate(squares)},
+        second_moment={s: m_values[i] for i, s in enumerate(squares)},
+        min_throws=min_throws(chain),
+        start=chain.board.start,
+    )
+
+
+def min_throws(chain: AbsorbingChain) -> dict[int, int]:
+    """``D(s)``: fewest throws to finish from each transient square (breadth-first search)."""
+    n = len(chain.states)
+    back: list[list[int]] = [[] for _ in range(n)]
+    dist = [-1] * n
+    todo: deque[int] = deque()
+    for i in range(n):
+        for j, _c in chain.moves[i]:
+            back[j].append(i)
+        if chain.finish[i]:
+            dist[i] = 1
+            todo.append(i)
+    while todo:
+        j = todo.popleft()
+        for i in back[j]:
+            if dist[i] < 0:
+                dist[i] = dist[j] + 1
+                todo.append(i)
+    return {s: dist[i] for i, s in enumerate(chain.states)}

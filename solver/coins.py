@@ -1,0 +1,174 @@
+"""Another Game: the coin-and-dice game of SPEC 1.3, solved exactly.
+
+Players A and B hold coins, the pot holds the rest (``a + b + pot = total``). They
+alternate, A first, each rolling one die:
+
+- 1: nothing;  2: take the whole pot;  3: take half the pot rounded down (nothing with
+  a pot of 0 or 1);  4, 5, 6: put one coin in the pot, and a player who must pay but
+  has no coin loses.
+
+A cycle is A's turn then B's; the cycle in which a player loses counts in full, so the
+number of cycles is the number of turns A takes. With ``E_A(a, b)`` (A to move) and
+``E_B(a, b)`` (B to move) the expected cycles still to come, first-step analysis gives
+
+    6 E_A(s) - sum_{s'} E_B(s') = 6,      6 E_B(s) - sum_{s'} E_A(s') = 0,
+
+summing over the faces that do not end the game. The same matrix with other right-hand
+sides gives A's win probability and the probability of each final state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.eliminate import solve_all
+from solver.exact import mpq, mpz
+from solver.system import LinearSystem
+
+FACES = 6
+
+
+@dataclass(frozen=True)
+class CoinGame:
+    """Starting coins of A and B and the pot; the total stays constant."""
+
+    a: int = 4
+    b: int = 4
+    pot: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("a", "b", "pot"):
+            value = getattr(self, name)
+            if value < 0:
+                raise ValueError(f"--{name} {value}: coins cannot be negative")
+        if self.total == 0:
+            raise ValueError("no coins in play: give A, B or the pot at least one coin")
+
+    @property
+    def total(self) -> int:
+        return self.a + self.b + self.pot
+
+
+def turn_outcomes(mine: int, other: int, pot: int) -> list[tuple[int, int, int] | None]:
+    """For the player to move with ``mine`` coins: the state after each face 1..6.
+
+    States are ``(mine, other, pot)`` after the move; ``None`` means the mover lost.
+    """
+    out: list[tuple[int, int, int] | None] = []
+    for face in range(1, FACES + 1):
+        if face == 1:
+            out.append((mine, other, pot))
+        elif face == 2:
+            out.append((mine + pot, other, 0))
+        elif face == 3:
+            half = pot // 2
+            out.append((mine + half, other, pot - half))
+        elif mine == 0:
+            out.append(None)
+        else:
+            out.append((mine - 1, other, pot + 1))
+    return out
+
+
+@dataclass(frozen=True)
+class CoinAnswers:
+    """Exact answers of Another Game; keys of ``by_start`` are ``(a, b)`` with A to move."""
+
+    game: CoinGame
+    expected_cycles: dict[tuple[int, int], mpq]
+    win_a: dict[tuple[int, int], mpq]
+    final_states: dict[str, mpq]
+    distribution: list[mpq]
+
+    @property
+    def start(self) -> tuple[int, int]:
+        return (self.game.a, self.game.b)
+
+
+def _index(total: int) -> dict[tuple[int, int, int], int]:
+    """Unknown index of (mover, a, b): mover 0 = A to move, 1 = B to move."""
+    pairs = [(a, b) for a in range(total + 1) for b in range(total + 1 - a)]
+    return {(m, a, b): i for i, (m, (a, b)) in enumerate(
+        (m, p) for m in (0, 1) for p in pairs)}
+
+
+def _step(mover: int, a: int, b: int, total: int) -> list[tuple[int, int, int] | str]:
+    """Successor (mover, a, b) of each face, or the final-state name when the mover loses."""
+    pot = total - a - b
+    mine, other = (a, b) if mover == 0 else (b, a)
+    out: list[tuple[int, int, int] | str] = []
+    for res in turn_outcomes(mine, other, pot):
+        if res is None:
+            loser = "A" if mover == 0 else "B"
+            out.append(f"{loser} loses: A{a}B{b} pot {pot}")
+        else:
+            m2, o2, _ = res
+            na, nb = (m2, o2) if mover == 0 else (o2, m2)
+            out.append((1 - mover, na, nb))
+    return out
+
+
+def solve_coins(game: CoinGame, cycles: int = 60) -> CoinAnswers:
+    """Exact expected cycles and win probabilities from every start, final-state
+    probabilities and ``P(N = n)`` for n = 1..``cycles`` from the game's start."""
+    total = game.total
+    index = _index(total)
+    labels = sorted(index, key=index.get)
+    finals: list[str] = []
+    for key in labels:
+        for res in _step(*key, total):
+            if isinstance(res, str) and res not in finals:
+                finals.append(res)
+    rows = []
+    rhs = np.zeros((len(labels), 2 + len(finals)), dtype=np.int64)
+    for i, (mover, a, b) in enumerate(labels):
+        row = {i: FACES}
+        for res in _step(mover, a, b, total):
+            if isinstance(res, str):
+                rhs[i, 2 + finals.index(res)] += 1
+                if res.startswith("B"):
+                    rhs[i, 1] += 1  # A wins when B loses
+            else:
+                j = index[res]
+                row[j] = row.get(j, 0) - 1
+        if mover == 0:
+            rhs[i, 0] = FACES  # each of A's turns starts a cycle
+        rows.append(list(row.items()))
+    start = index[(0, game.a, game.b)]
+    system = LinearSystem.from_rows(rows, rhs, labels, target=start,
+                                    description=f"Another Game, {total} coins")
+    x = solve_all(system)
+    a_rows = [(i, key) for i, key in enumerate(labels) if key[0] == 0]
+    return CoinAnswers(
+        game=game,
+        expected_cycles={(a, b): x[0][i] for i, (_m, a, b) in a_rows},
+        win_a={(a, b): x[1][i] for i, (_m, a, b) in a_rows},
+        final_states={name: x[2 + k][start] for k, name in enumerate(finals)
+                      if x[2 + k][start]},
+        distribution=cycle_distribution(game, cycles),
+    )
+
+
+def cycle_distribution(game: CoinGame, cycles: int) -> list[mpq]:
+    """``P(N = n)`` for n = 1..cycles: the game ends in cycle n (exact, integer-scaled)."""
+    total = game.total
+    v: dict[tuple[int, int, int], mpz] = {(0, game.a, game.b): mpz(1)}
+    out = []
+    scale = mpz(1)  # weights in v are numerators over scale = 6^(turns so far)
+    for _ in range(cycles):
+        ended = mpz(0)
+        for _half in range(2):
+            new: dict[tuple[int, int, int], mpz] = {}
+            ended *= FACES
+            for key, w in v.items():
+                for res in _step(*key, total):
+                    if isinstance(res, str):
+                        ended += w
+                    else:
+                        new[res] = new.get(res, mpz(0)) + w
+            v = new
+            scale *= FACES
+        out.append(mpq(ended, scale))
+    return out

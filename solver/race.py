@@ -1,0 +1,137 @@
+"""k-player races as sparse integer systems, and the in-process exact solve.
+
+Players do not interact, so a race is built from one player's chain (:mod:`solver.chain`).
+Two formulations:
+
+``turn`` (two players; the published one). Unknown ``P(a, b)``: the player to move, on
+a, wins against the opponent on b. One throw gives
+``P(a, b) = sum_r 1/d [a' = end ? 1 : 1 - P(b, a')]``, i.e. in integers
+``d P(a, b) + sum_a' C[a, a'] P(b, a') = d``. Target ``P(start, start)``; seat 2 is
+``1 - P``. The whole table P(a, b) is the solution vector.
+
+``round`` (any k). Unknown ``V_j(s)`` for positions ``s = (s_1..s_k)`` at the start of a
+round: seat j wins. In a round, seat j wins if seats before it do not finish and it
+does: ``c_j(s) = prod_{i<j} (1 - R[s_i]) R[s_j]``; nobody finishes with the Kronecker
+transition ``Q (x) ... (x) Q``. So ``(I - Q^(x)k) V_j = c_j``: one matrix, k right-hand
+sides (scaled by ``d^k`` to integers), and the seats must sum to 1 exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.chain import AbsorbingChain
+from solver.eliminate import eliminate_target, solve_all
+from solver.exact import mpq
+from solver.system import LinearSystem
+
+FORMULATIONS = ("turn", "round")
+
+
+def race_system(chain: AbsorbingChain, players: int, formulation: str | None = None) -> LinearSystem:
+    """The LinearSystem of a ``players``-seat race on ``chain`` (see module docstring).
+
+    ``formulation`` defaults to ``turn`` for two players and ``round`` otherwise.
+    """
+    if players < 2:
+        raise ValueError(f"a race needs at least 2 players, got {players}")
+    formulation = formulation or ("turn" if players == 2 else "round")
+    if formulation == "turn":
+        if players != 2:
+            raise ValueError("the 'turn' formulation is for two players; use 'round'")
+        return _turn_system(chain)
+    if formulation == "round":
+        return _round_system(chain, players)
+    raise ValueError(f"unknown formulation {formulation!r}; use one of {', '.join(FORMULATIONS)}")
+
+
+def _turn_system(chain: AbsorbingChain) -> LinearSystem:
+    n = len(chain.states)
+    d = chain.die
+    rows = []
+    labels = []
+    for a in range(n):
+        for b in range(n):
+            i = a * n + b
+            row = {i: d}
+            for a2, c in chain.moves[a]:
+                j = b * n + a2
+                row[j] = row.get(j, 0) + c
+            rows.append(list(row.items()))
+            labels.append((chain.states[a], chain.states[b]))
+    s0 = chain.start_index
+    return LinearSystem.from_rows(rows, np.full((n * n, 1), d, dtype=np.int64), labels,
+                                  target=s0 * n + s0,
+                                  description=f"{chain.board.name}: 2-player race, turn form")
+
+
+def _round_system(chain: AbsorbingChain, k: int) -> LinearSystem:
+    n = len(chain.states)
+    d = chain.die
+    e = chain.finish
+    size = n ** k
+    if size > 2_000_000:
+        raise ValueError(f"{size:,} unknowns ({n}^{k}) is too large to build in memory")
+    rows = []
+    rhs = np.zeros((size, k), dtype=np.int64)
+    labels = []
+    for idx, combo in enumerate(itertools.product(range(n), repeat=k)):
+        row: dict[int, int] = {idx: d ** k}
+        for targets in itertools.product(*(chain.moves[s] for s in combo)):
+            j = 0
+            weight = 1
+            for t, c in targets:
+                j = j * n + t
+                weight *= c
+            row[j] = row.get(j, 0) - weight
+        rows.append(list(row.items()))
+        stay = 1
+        for seat, s in enumerate(combo):
+            rhs[idx, seat] = stay * e[s] * d ** (k - 1 - seat)
+            stay *= d - e[s]
+        labels.append(tuple(chain.states[s] for s in combo))
+    s0 = chain.start_index
+    target = sum(s0 * n ** p for p in range(k))
+    return LinearSystem.from_rows(rows, rhs, labels, target=target,
+                                  description=f"{chain.board.name}: {k}-player race, round form")
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """Exact win probability of every seat, and (when asked) the two-player table."""
+
+    players: int
+    seats: list[mpq]
+    table: dict[tuple[int, int], mpq] | None = None
+
+
+def seats_from_values(system: LinearSystem, players: int, values: list[mpq]) -> list[mpq]:
+    """Per-seat probabilities from the target values an engine returned for ``system``.
+
+    Turn form: one value ``P`` (seat 1), seat 2 is ``1 - P``. Round form: one value per
+    seat, checked to sum to exactly 1 (anything else means a wrong solve).
+    """
+    if system.columns == 1 and players == 2:
+        return [values[0], 1 - values[0]]
+    if sum(values, mpq(0)) != 1:
+        raise ArithmeticError("the seats' win probabilities do not sum to 1")
+    return list(values)
+
+
+def solve_race(chain: AbsorbingChain, players: int, *, table: bool = False,
+               formulation: str | None = None,
+               progress: Callable[[int, int], None] | None = None) -> RaceResult:
+    """Exact race in this process (small problems): every seat, optionally P(a, b)."""
+    system = race_system(chain, players, formulation)
+    if table:
+        if players != 2 or system.columns != 1:
+            raise ValueError("the full table P(a, b) is defined for two players (turn form)")
+        x = solve_all(system)[0]
+        tab = {system.labels[i]: x[i] for i in range(system.size)}
+        return RaceResult(players, seats_from_values(system, players, [x[system.target]]), tab)
+    values = eliminate_target(system, progress=progress)
+    return RaceResult(players, seats_from_values(system, players, values))

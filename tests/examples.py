@@ -1,0 +1,38 @@
+"""One table of games with exact answers, run through every engine and executor.
+
+Each example is a board (preset, or built from parts), a player count, and the exact
+seat-1 probability where it is published (SPEC 3); ``None`` means "compare with the
+python-flint oracle" (an independent dense exact solver on an independent formulation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver.board import Board, make_board, preset_board
+from solver.exact import mpq
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    board: Board
+    players: int
+    seat1: mpq | None = None
+
+
+def truncated(name: str, end: int) -> Board:
+    """A preset cut after square ``end`` (jumps that leave it dropped)."""
+    b = preset_board(name)
+    return make_board(f"{name}-{end}", b.start, end, b.die, b.rule,
+                      [(a, t) for a, t in b.jumps if a < end and t <= end])
+
+
+EXAMPLES = [
+    Example("tiny10-2", preset_board("tiny10"), 2, mpq(30799, 57720)),
+    Example("tiny10-3", preset_board("tiny10"), 3),
+    Example("bounce12-2", make_board("bounce12", 0, 12, 4, "bounce", [(3, 9), (11, 1), (7, 10)]), 2),
+    Example("pass15-2", make_board("pass15", 0, 15, 6, "pass", [(2, 13), (14, 4), (8, 3)]), 2),
+    Example("hasbro20-2", truncated("hasbro", 20), 2),
+    Example("d3-4", make_board("d3", 0, 6, 3, "stay", [(2, 5), (4, 1)]), 4),
+]

@@ -1,0 +1,98 @@
+"""Boards: presets, both file formats, overrides, and every error class of SPEC 1.1."""
+
+from __future__ import annotations
+
+import pytest
+
+from solver.board import BoardError, load_board, make_board, preset_board, preset_names, with_overrides
+
+HASBRO_TEXT = "0\n100\n6\n" + "\n".join(f"{a} {b}" for a, b in preset_board("hasbro").jumps) + "\n"
+
+
+def test_presets_have_the_spec_jumps() -> None:
+    hasbro = preset_board("hasbro").jump_map
+    assert hasbro[36] == 44 and hasbro[48] == 26 and hasbro[62] == 19 and len(hasbro) == 19
+    mb = preset_board("milton-bradley").jump_map
+    assert 47 in mb and 48 not in mb and mb[47] == 26
+    s16 = preset_board("snakes-2016").jump_map
+    assert s16[36] == 45 and 62 not in s16 and s16[47] == 26 and len(s16) == 18
+    assert preset_board("tiny10").jump_map == {4: 7, 9: 2}
+    assert set(preset_names()) == {"hasbro", "milton-bradley", "snakes-2016", "tiny10"}
+
+
+def test_text_and_toml_give_the_preset(tmp_path) -> None:
+    text = tmp_path / "h.txt"
+    text.write_text(HASBRO_TEXT)
+    toml = tmp_path / "h.toml"
+    pairs = ", ".join(f"[{a}, {b}]" for a, b in preset_board("hasbro").jumps)
+    toml.write_text(f'name = "h"\nstart = 0\nend = 100\ndie = 6\nrule = "stay"\njumps = [{pairs}]\n')
+    ref = preset_board("hasbro")
+    for path in (text, toml):
+        b = load_board(str(path))
+        assert (b.start, b.end, b.die, b.rule, b.jumps) == (ref.start, ref.end, ref.die, ref.rule, ref.jumps)
+
+
+@pytest.mark.parametrize("rule,pos,roll,expected", [
+    ("stay", 97, 5, 97),      # 102 is past the end: stay
+    ("bounce", 97, 5, 78),    # 102 bounces back to 98, a chute to 78
+    ("pass", 97, 5, 100),     # passing the end finishes
+    ("bounce", 99, 2, 99),    # 101 bounces back to 99
+    ("stay", 79, 1, 100),     # 80 is the ladder to the end
+    ("stay", 15, 1, 6),       # chute 16 -> 6
+])
+def test_moves_follow_the_overshoot_rule(rule: str, pos: int, roll: int, expected: int) -> None:
+    board = with_overrides(preset_board("hasbro"), rule=rule)
+    assert board.move(pos, roll) == expected
+
+
+def test_bounce_with_a_huge_die_stays_on_the_board() -> None:
+    board = make_board("big", 0, 5, 30, "bounce", [])
+    assert all(0 <= board.move(s, r) <= 5 for s in range(5) for r in range(1, 31))
+
+
+BAD_BOARDS = [
+    ("0\n10\n6\n4 7\n4 8\n", ":5: square 4 has two jumps"),
+    ("0\n10\n6\n4 7\n7 2\n", ":4: chained jumps"),
+    ("0\n10\n6\n4 12\n", ":4: jump 4 -> 12 leaves the board"),
+    ("0\n10\n6\n0 5\n", ":4: jump 0 -> 5 starts on the start square"),
+    ("0\n10\n6\n10 5\n", ":4: jump 10 -> 5 starts on the end square"),
+    ("0\n10\nsix\n", ":3: 'six' is not an integer"),
+    ("0\n10\n6\n4 x\n", ":4: 'x' is not an integer"),
+    ("0\n10\n0\n", ":3: die size 0 is less than 1"),
+    ("5\n5\n6\n", ":2: end square 5 is not after start square 5"),
+    ("0\n10\n1\n9 2\n", "the game can last forever"),
+    ("0\n10\n", "the file ends before the die size"),
+    ("0\n10\n6\n4 7 9\n", ":4: a jump is two integers"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_BOARDS)
+def test_bad_text_boards_name_file_line_and_problem(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(BoardError) as err:
+        load_board(str(path))
+    assert str(err.value).startswith(str(path))
+    assert message in str(err.value)
+
+
+def test_bad_toml_boards(tmp_path) -> None:
+    cases = [
+        ('start = 0\nend = 10\ndie = 6\njumps = [\n  [4, 7],\n  [9, 2],\n  [9, 3],\n]\n', ":7: square 9 has two jumps"),
+        ('start = 0\nend = 10\nrule = "sideways"\n', ":3: unknown overshoot rule"),
+        ('start = 0\nend = \n', ":2: not valid TOML"),
+        ('start = 0\nend = 10\ndie = "six"\n', ":3: die = 'six' is not an integer"),
+        ('start = 0\nend = 10\ncolour = "red"\n', ":3: unknown field 'colour'"),
+        ('start = 0\nend = 10\njumps = [[1, 2, 3]]\n', "not a pair of integers"),
+    ]
+    for text, message in cases:
+        path = tmp_path / "bad.toml"
+        path.write_text(text)
+        with pytest.raises(BoardError, match=message.replace("[", r"\[")):
+            load_board(str(path))
+
+
+def test_overrides_revalidate() -> None:
+    with pytest.raises(BoardError, match="can last forever"):
+        with_overrides(preset_board("tiny10"), die=1)
+    assert with_overrides(preset_board("tiny10"), rule="pass").rule == "pass"

@@ -1,0 +1,71 @@
+"""Markov bounds: SPEC 3 reference values, the exact identity, and bracketing."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from examples import EXAMPLES
+from solver.board import preset_board
+from solver.bounds import bounds_to_digits, markov_bounds
+from solver.chain import build_chain, length_distribution
+from solver.exact import fraction_to_decimal, mpq
+from solver.race import solve_race
+from strategies import small_boards
+
+HASBRO = build_chain(preset_board("hasbro"))
+
+
+def rounded(x: mpq, digits: int) -> str:
+    """Decimal of x rounded half up to ``digits`` places (how SPEC 3 prints them)."""
+    return fraction_to_decimal(x + mpq(5, 10 ** (digits + 1)), digits)
+
+
+def test_hasbro_reference_bounds() -> None:
+    b9 = markov_bounds(HASBRO, 2, 9)
+    assert rounded(b9.lower[0], 16) == "0.5000354014697371"
+    assert rounded(b9.upper[0], 16) == "0.9871574175503698"
+    b100 = markov_bounds(HASBRO, 2, 100)
+    assert rounded(b100.lower[0], 16) == "0.5077919995055961"
+    assert rounded(b100.upper[0], 15) == "0.508324577264544"
+    b500 = markov_bounds(HASBRO, 2, 500)
+    assert fraction_to_decimal(b500.lower[0], 16) == fraction_to_decimal(b500.upper[0], 16) == "0.5078027734609139"
+
+
+def test_digits_finds_the_smallest_n() -> None:
+    b = bounds_to_digits(HASBRO, 2, 16)
+    assert b.agree_digits(16)
+    assert not markov_bounds(HASBRO, 2, b.moves - 1).agree_digits(16)
+    assert b.moves <= 500
+
+
+def test_seats_and_gap_add_up_to_one_exactly() -> None:
+    survive = 1 - length_distribution(HASBRO, 60)[-1][1]
+    for k in (2, 3, 4, 6):
+        b = markov_bounds(HASBRO, k, 60)
+        gap = b.upper[0] - b.lower[0]
+        if k == 2:
+            assert gap == survive ** 2 / 2
+            assert b.lower[1] == 1 - b.upper[0]
+        else:
+            assert gap == survive ** k
+            assert sum(b.lower, mpq(0)) + gap == 1
+            assert all(up - lo == gap for lo, up in zip(b.lower, b.upper))
+
+
+def test_bounds_bracket_the_exact_examples() -> None:
+    for ex in EXAMPLES:
+        chain = build_chain(ex.board)
+        seats = solve_race(chain, ex.players).seats
+        for n in (1, 5, 30, 200):
+            b = markov_bounds(chain, ex.players, n)
+            assert all(lo <= p <= up for lo, p, up in zip(b.lower, seats, b.upper)), (ex.name, n)
+
+
+@settings(max_examples=25, deadline=None)
+@given(board=small_boards(max_end=8), players=st.integers(2, 3), n=st.integers(1, 60))
+def test_bounds_bracket_random_boards(board, players: int, n: int) -> None:
+    chain = build_chain(board)
+    seats = solve_race(chain, players).seats
+    b = markov_bounds(chain, players, n)
+    assert all(lo <= p <= up for lo, p, up in zip(b.lower, seats, b.upper))

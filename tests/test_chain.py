@@ -1,0 +1,59 @@
+"""One-player exact answers against SPEC 3 and against their defining equations."""
+
+from __future__ import annotations
+
+from solver.board import preset_board
+from solver.chain import build_chain, length_distribution, one_player_stats
+from solver.exact import fraction_to_decimal, mpq, sqrt_to_decimal
+
+
+def test_hasbro_first_finishing_throws() -> None:
+    dist = length_distribution(build_chain(preset_board("hasbro")), 9)
+    assert [f for f, _ in dist[:6]] == [0] * 6
+    assert dist[6][0] == mpq(73, 46656)
+    assert dist[7][0] == mpq(205, 46656)
+    assert dist[8][0] == mpq(70579, 10077696)
+
+
+def test_milton_bradley_length() -> None:
+    chain = build_chain(preset_board("milton-bradley"))
+    st = one_player_stats(chain)
+    assert fraction_to_decimal(st.expected_length, 4) == "39.2251"
+    assert sqrt_to_decimal(st.variance, 2) == "25.22"
+    dist = length_distribution(chain, 31)
+    assert round(float(dist[6][1]), 7) == 0.0015111
+    assert round(float(dist[30][1]), 5) == 0.48004
+
+
+def test_snakes_2016() -> None:
+    st = one_player_stats(build_chain(preset_board("snakes-2016")))
+    assert round(float(st.expected_length), 2) == 35.54
+    assert st.min_throws[0] == 7
+
+
+def test_expected_remaining_solves_its_equation_exactly() -> None:
+    chain = build_chain(preset_board("hasbro"))
+    st = one_player_stats(chain)
+    d = chain.die
+    for i, s in enumerate(chain.states):
+        e = st.expected_remaining[s]
+        rhs = 1 + sum((mpq(c, d) * st.expected_remaining[chain.states[j]] for j, c in chain.moves[i]), mpq(0))
+        assert e == rhs
+        m = st.second_moment[s]
+        rhs2 = 1 + sum((mpq(c, d) * (2 * st.expected_remaining[chain.states[j]] + st.second_moment[chain.states[j]])
+                        for j, c in chain.moves[i]), mpq(0))
+        assert m == rhs2
+
+
+def test_distribution_is_consistent_with_the_moments() -> None:
+    chain = build_chain(preset_board("tiny10"))
+    st = one_player_stats(chain)
+    dist = length_distribution(chain, 400)
+    mean = sum((t * f for t, (f, _) in enumerate(dist, 1)), mpq(0))
+    assert 0 < st.expected_length - mean < mpq(1, 10**20)
+    assert dist[-1][1] == sum((f for f, _ in dist), mpq(0))
+
+
+def test_min_throws_on_tiny10() -> None:
+    st = one_player_stats(build_chain(preset_board("tiny10")))
+    assert st.min_throws[0] == 2 and st.min_throws[8] == 1 and st.min_throws[2] == 2

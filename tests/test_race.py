@@ -1,0 +1,67 @@
+"""Exact races: the example table and random boards against the python-flint oracle."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from examples import EXAMPLES
+from oracle import oracle_seats
+from solver.chain import build_chain
+from solver.eliminate import eliminate_target, solve_all
+from solver.exact import mpq
+from solver.race import race_system, solve_race
+from strategies import small_boards
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda e: e.name)
+def test_examples_match_the_oracle(ex) -> None:
+    seats = solve_race(build_chain(ex.board), ex.players).seats
+    assert sum(seats, mpq(0)) == 1
+    if ex.seat1 is not None:
+        assert seats[0] == ex.seat1
+    assert seats == oracle_seats(ex.board, ex.players)
+
+
+def test_turn_and_round_forms_agree() -> None:
+    for ex in EXAMPLES:
+        if ex.players == 2:
+            chain = build_chain(ex.board)
+            assert solve_race(chain, 2, formulation="turn").seats == solve_race(chain, 2, formulation="round").seats
+
+
+def test_table_is_the_full_solution() -> None:
+    chain = build_chain(EXAMPLES[0].board)
+    result = solve_race(chain, 2, table=True)
+    assert result.table[(0, 0)] == mpq(30799, 57720)
+    n = len(chain.states)
+    assert len(result.table) == n * n
+    # certificate: every P(a,b) satisfies its own equation exactly
+    d = chain.die
+    for a_i, a in enumerate(chain.states):
+        for b in chain.states:
+            rhs = mpq(chain.finish[a_i], d) + sum((mpq(c, d) * (1 - result.table[(b, chain.states[j])])
+                                                  for j, c in chain.moves[a_i]), mpq(0))
+            assert result.table[(a, b)] == rhs
+
+
+def test_forward_elimination_equals_full_solve_in_any_order() -> None:
+    system = race_system(build_chain(EXAMPLES[4].board), 2)
+    full = solve_all(system)[0][system.target]
+    natural = [i for i in range(system.size) if i != system.target] + [system.target]
+    assert eliminate_target(system, natural) == [full] == eliminate_target(system)
+
+
+def test_order_must_end_with_the_target() -> None:
+    system = race_system(build_chain(EXAMPLES[0].board), 2)
+    with pytest.raises(ValueError, match="target last"):
+        eliminate_target(system, [system.target] + [i for i in range(system.size) if i != system.target])
+
+
+@settings(max_examples=30, deadline=None)
+@given(board=small_boards(max_end=7), players=st.integers(2, 3))
+def test_random_boards_match_the_oracle(board, players: int) -> None:
+    seats = solve_race(build_chain(board), players).seats
+    assert sum(seats, mpq(0)) == 1
+    assert seats == oracle_seats(board, players)
