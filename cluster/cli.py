@@ -14,10 +14,14 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+
+from checkpoints.errors import SegmentError, StoreError
+from cluster.errors import ClusterError
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -49,6 +53,9 @@ class LaddersGroup(click.Group):
         except (ValueError, OSError) as exc:  # BoardError is a ValueError
             click.echo(f"ladders: error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except (StoreError, SegmentError, ClusterError) as exc:
+            click.echo(f"ladders: error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT if isinstance(exc, StoreError) else EXIT_FAILED)
         except ArithmeticError as exc:
             click.echo(f"ladders: error: exact arithmetic failed: {exc}", err=True)
             sys.exit(EXIT_FAILED)
@@ -353,86 +360,270 @@ def _convergence_table(chain: Any, players: int, lengths: Any) -> tuple[list[dic
     return rows, fraction_to_decimal(exact, 20)
 
 
+def cluster_options(func: Any) -> Any:
+    """Where tasks run: ``--scheduler``, ``--scheduler-file``, ``--workers``."""
+    func = click.option("--workers", type=click.IntRange(min=1), default=None,
+                        help="Worker processes of the local Dask cluster [default: cores].")(func)
+    func = click.option("--scheduler-file", type=click.Path(dir_okay=False), default=None,
+                        help="Scheduler file of an existing Dask cluster.")(func)
+    return click.option("--scheduler", default=None, metavar="ADDR",
+                        help="Existing Dask scheduler, e.g. tcp://10.0.0.5:8786.")(func)
+
+
+def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | None) -> Any:
+    from cluster.executor import ClusterSpec
+    if scheduler and scheduler_file:
+        raise click.UsageError("give --scheduler or --scheduler-file, not both")
+    if workers and (scheduler or scheduler_file):
+        raise click.UsageError("--workers sizes the local cluster; a remote cluster has its own workers")
+    return ClusterSpec(scheduler=scheduler, scheduler_file=scheduler_file, workers=workers)
+
+
 @cli.command()
 @board_options
 @players_option()
-@click.option("--table", "table_path", type=click.Path(dir_okay=False, writable=True),
-              default=None, help="Two players: write every P(a,b) as JSON lines (.gz to compress).")
+@click.option("--engine", type=click.Choice(["elimination"]), default="elimination", show_default=True,
+              help="Exact engine: column-block fraction-free elimination.")
+@click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
+              show_default=True, help="Where the blocks run: auto = in memory for small "
+              "problems, else a Dask cluster.")
+@click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
+              help="Run store folder (Zarr): the solve survives interruption, see 'ladders resume'.")
+@cluster_options
+@click.option("--block-size", type=click.IntRange(min=1), default=None,
+              help="Pivots per column block [default: blocks of equal symbolic cost, sized to the problem].")
+@click.option("--order", type=click.Choice(["far", "labels"]), default=None,
+              help="Pivot order: far = farthest states first [default], labels = the "
+              "published right-to-left order.")
+@click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
+              help="Two players, small boards: write every P(a,b) as JSON lines (.gz to compress).")
 @json_option
-def solve(board: str, rule: str | None, die: int | None, players: int, table_path: str | None,
-          as_json: bool) -> None:
-    """Exact win probability of every seat, verified against the Markov bounds.
+def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
+          checkpoint: str | None, scheduler: str | None, scheduler_file: str | None,
+          workers: int | None, block_size: int | None, order: str | None,
+          table_path: str | None, as_json: bool) -> int:
+    """Exact win probability of every seat, verified against bounds and modular solves.
 
     The race becomes a sparse integer system (two players: P(a,b), the published
-    formulation; more: the round formulation) solved by fraction-free elimination
-    with the wanted unknown last, so no back-substitution is needed.
+    formulation; more: the round formulation), eliminated fraction-free in column
+    blocks with the wanted unknown last. Blocks run as Dask tasks on a local cluster
+    (or --scheduler), checkpointing into --checkpoint DIR so that a crash or Ctrl-C
+    loses at most the tasks in flight; 'ladders resume DIR' continues.
 
-    Example: ladders solve tiny10 --players 3
+    \b
+    Examples:
+      ladders solve tiny10 --players 3
+      ladders solve hasbro --checkpoint runs/hasbro --workers 2
+      ladders solve hasbro --scheduler tcp://10.0.0.5:8786 --checkpoint /shared/runs/h
     """
-    from solver.chain import build_chain
-    from solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    from solver.race import race_system, solve_race
-    from solver.verify import check_against_bounds
-    chain = build_chain(open_board(board, rule, die))
-    if table_path and players != 2:
-        raise click.UsageError("--table is for two players")
-    system = race_system(chain, players)
-    click.echo(f"solving {system.description}: {system.size:,} unknowns, {system.nnz:,} "
-               "nonzeros", err=True)
-    t0 = time.perf_counter()
-    with _progress("eliminating", system.size - 1) as step:
-        result = solve_race(chain, players, table=bool(table_path), progress=step)
-    seconds = time.perf_counter() - t0
-    verified = check_against_bounds(chain, players, result.seats)
-    if result.table is not None and table_path:
-        _write_table(Path(table_path), result.table)
-    data = {
-        "players": players,
-        "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50)}
-                  for j, p in enumerate(result.seats)],
-        "digits": digit_counts(result.seats[0]),
-        "engine": "elimination",
-        "seconds": round(seconds, 3),
-        "verified": verified,
-    }
-    lines = [f"{chain.board.name}, {players} players (exact, {seconds:.2f} s):"]
-    for s in data["seats"]:
-        lines.append(f"  seat {s['seat']}: {s['decimal']}")
-    lines.append(f"seat 1 = {_short(data['seats'][0]['exact'])}")
-    dg = data["digits"]
-    lines.append(f"        ({dg['numerator']} digits / {dg['denominator']} digits)")
-    lines.append(f"verified: inside the Markov bounds after {verified['moves']} moves, "
-                 f"{verified['digits']} digits agree: {'PASS' if verified['passed'] else 'FAIL'}")
+    from cluster.run import Problem
+    from cluster.run import solve as run_solve
+    b = open_board(board, rule, die)
+    spec = make_spec(scheduler, scheduler_file, workers)
+    problem = Problem.build(b, players)
     if table_path:
-        lines.append(f"table: {len(result.table or {}):,} values of P(a,b) written to {table_path}")
-    emit(data, as_json, "\n".join(lines))
-    if not verified["passed"]:
-        raise click.ClickException("verification against the Markov bounds FAILED")
+        if players != 2:
+            raise click.UsageError("--table is for two players")
+        if problem.system.size > 20_000:
+            raise click.UsageError("--table solves the whole table in memory; this board is too large")
+        return _solve_table(problem, Path(table_path), as_json)
+    click.echo(f"solving {problem.system.description}: {problem.system.size:,} unknowns, "
+               f"{problem.system.nnz:,} nonzeros", err=True)
+    with _interruptible() as stop, _task_bar() as bar:
+        outcome = run_solve(problem, checkpoint=checkpoint, spec=spec, executor=executor,
+                            block_size=block_size, order=order, progress=bar, should_stop=stop)
+    return _report(outcome, as_json)
 
 
 solve.epilog = EPILOG_BOARD
 
 
-class _progress:
-    """A tqdm progress bar on stderr, quiet for tiny jobs; yields a ``step(done, total)``."""
+@cli.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@cluster_options
+@click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
+              help="Override the executor the run was started with.")
+@json_option
+def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
+           executor: str | None, as_json: bool) -> int:
+    """Continue an interrupted solve from its last committed manifest.
 
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total, self.bar = label, total, None
+    Example: ladders resume runs/hasbro --workers 2
+    """
+    from cluster.run import resume as run_resume
+    spec = make_spec(scheduler, scheduler_file, workers)
+    with _interruptible() as stop, _task_bar() as bar:
+        outcome = run_resume(store, spec=spec, executor=executor, progress=bar, should_stop=stop)
+    return _report(outcome, as_json)
+
+
+@cli.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@json_option
+def status(store: str, as_json: bool) -> None:
+    """State of a run store, read from its files (no cluster needed).
+
+    Example: ladders status runs/hasbro
+    """
+    from cluster.run import status as run_status
+    st = run_status(store)
+    b = st["problem"]["board"]
+    lines = [f"store     {st['store']}",
+             f"problem   {b['name']}, {st['problem']['players']} players, {st['unknowns']:,} unknowns",
+             f"state     {st['state']}",
+             f"progress  {st['tasks_done']}/{st['tasks_total']} tasks, "
+             f"{st['blocks_done']}/{st['blocks_total']} blocks",
+             f"digits    up to {st['digits_so_far']:,} so far",
+             f"elapsed   {st['elapsed_seconds']:.1f} s of solving",
+             f"size      {st['store_bytes'] / 1e6:.1f} MB"]
+    if st["result"]:
+        lines.append(f"answer    seat 1 = {_short(st['result']['seats'][0])}")
+    elif st["state"].startswith("interrupted"):
+        lines.append(f"resume    ladders resume {st['store']}")
+    emit(st, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@click.option("--primes", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Independent solves modulo random 61-bit primes.")
+@json_option
+def verify(store: str, primes: int, as_json: bool) -> None:
+    """Check a finished run again: Markov bounds and modular solves, exactly.
+
+    Example: ladders verify runs/hasbro --primes 3
+    """
+    from cluster.run import verify_stored
+    from solver.exact import fraction_to_decimal
+    t0 = time.perf_counter()
+    res = verify_stored(store, primes=primes)
+    rep = res["report"]
+    data = {"seats": [{"seat": j + 1, "decimal": fraction_to_decimal(p, 50)}
+                      for j, p in enumerate(res["seats"])], "verified": rep,
+            "seconds": round(time.perf_counter() - t0, 2)}
+    bounds, modular = rep["bounds"], rep["modular"]
+    lines = [f"seat 1 = {data['seats'][0]['decimal']}...",
+             f"bounds:  inside the Markov bounds after {bounds['moves']} moves, "
+             f"{bounds['digits']} digits agree: {'PASS' if bounds['passed'] else 'FAIL'}",
+             "modular: " + ", ".join(f"p={m['prime']} {'agrees' if m['agree'] else 'DISAGREES'}"
+                                      for m in modular["primes"])]
+    if "matches_complete_json" in rep:
+        lines.append(f"COMPLETE.json holds the same fraction: {rep['matches_complete_json']}")
+    lines.append("verified" if rep["passed"] else "VERIFICATION FAILED")
+    emit(data, as_json, "\n".join(lines))
+    if not rep["passed"]:
+        raise click.ClickException(f"verification of {store} failed")
+
+
+class _interruptible:
+    """SIGINT/SIGTERM set a flag that the driver polls; it then stops submitting, keeps
+    its committed manifest, and the command exits with ``EXIT_INTERRUPTED``."""
 
     def __enter__(self) -> Any:
-        if self.total < 2000:
-            return None
-        from tqdm import tqdm
-        self.bar = tqdm(total=self.total, desc=self.label, unit="pivot", file=sys.stderr,
-                        mininterval=0.5, leave=False)
+        import signal
+        self.flag = False
+        self.old: dict[int, Any] = {}
 
-        def step(done: int, total: int) -> None:
+        def handler(signum: int, frame: Any) -> None:
+            self.flag = True
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.old[sig] = signal.signal(sig, handler)
+        return lambda: self.flag
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+
+
+class _task_bar:
+    """tqdm bar on stderr: tasks done, elapsed, estimate, digits of the integers so far."""
+
+    def __enter__(self) -> Any:
+        self.bar = None
+
+        def step(done: int, total: int, digits: int) -> None:
+            if self.bar is None:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, desc="tasks", unit="task", file=sys.stderr,
+                                mininterval=0.5, dynamic_ncols=True)
+            self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
             self.bar.update(done - self.bar.n)
         return step
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+@dataclass
+class _Outcome:
+    """The parts of a solve that :func:`_report` prints (see ``cluster.run.SolveOutcome``)."""
+
+    problem: Any
+    seats: list[Any]
+    seconds: float
+    executor: str
+    verified: dict[str, Any]
+    interrupted: bool = False
+    store: Path | None = None
+
+
+def _report(outcome: Any, as_json: bool) -> int:
+    """Print a solve's result; an interrupted solve prints how to resume."""
+    from cluster.run import EXIT_INTERRUPTED
+    from solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    if outcome.interrupted:
+        if as_json:
+            click.echo(json.dumps({"interrupted": True, "store": str(outcome.store),
+                                   "resume": f"ladders resume {outcome.store}"}))
+        click.echo(f"interrupted after {outcome.tasks_run} tasks this session; the store is "
+                   f"consistent. Resume with: ladders resume {outcome.store}", err=True)
+        return EXIT_INTERRUPTED
+    seats = outcome.seats
+    verified = outcome.verified
+    data: dict[str, Any] = {
+        "players": outcome.problem.players,
+        "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50)}
+                  for j, p in enumerate(seats)],
+        "digits": digit_counts(seats[0]),
+        "engine": "elimination",
+        "executor": outcome.executor,
+        "seconds": round(outcome.seconds, 3),
+        "verified": verified,
+    }
+    if outcome.store is not None:
+        data["store"] = {"path": str(outcome.store), "bytes": outcome.store_bytes,
+                         "tasks_run": outcome.tasks_run, "tasks_total": outcome.tasks_total}
+    dg = data["digits"]
+    bounds, modular = verified["bounds"], verified["modular"]
+    lines = [f"{outcome.problem.board.name}, {outcome.problem.players} players "
+             f"(exact, {outcome.seconds:.2f} s, {outcome.executor}):"]
+    lines += [f"  seat {s['seat']}: {s['decimal']}" for s in data["seats"]]
+    lines.append(f"seat 1 = {_short(data['seats'][0]['exact'])}")
+    lines.append(f"        ({dg['numerator']:,} digits / {dg['denominator']:,} digits)")
+    lines.append(f"verified: inside the Markov bounds after {bounds['moves']} moves with "
+                 f"{bounds['digits']} digits agreeing, and modulo "
+                 + ", ".join(str(m["prime"]) for m in modular["primes"]) + ": "
+                 + ("PASS" if verified["passed"] else "FAIL"))
+    emit(data, as_json, "\n".join(lines))
+    if not verified["passed"]:
+        raise click.ClickException("verification FAILED: the result is not trustworthy")
+    return 0
+
+
+def _solve_table(problem: Any, path: Path, as_json: bool) -> int:
+    """Two players: every P(a,b) (full exact solve in memory), verified, to ``path``."""
+    from cluster.run import verify_answer
+    from solver.race import solve_race
+    t0 = time.perf_counter()
+    result = solve_race(problem.chain, 2, table=True)
+    seconds = time.perf_counter() - t0
+    _write_table(path, result.table)
+    out = _Outcome(problem, result.seats, seconds, "serial", verify_answer(problem, result.seats))
+    code = _report(out, as_json)
+    click.echo(f"table: {len(result.table):,} values of P(a,b) written to {path}", err=True)
+    return code
 
 
 def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:

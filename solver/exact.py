@@ -15,14 +15,22 @@ __all__ = [
     "mpq",
     "mpz",
     "gcd",
+    "next_prime",
+    "divexact",
+    "is_divisible",
     "fraction_to_str",
     "str_to_fraction",
     "fraction_to_decimal",
     "sqrt_to_decimal",
     "digit_counts",
+    "mpz_to_bytes",
+    "mpz_from_bytes",
 ]
 
 gcd = gmpy2.gcd
+next_prime = gmpy2.next_prime
+divexact = gmpy2.divexact
+is_divisible = gmpy2.is_divisible
 
 
 def fraction_to_str(value: mpq | mpz | int) -> str:
@@ -73,6 +81,16 @@ def sqrt_to_decimal(value: mpq | mpz | int, digits: int = 20) -> str:
     root = gmpy2.isqrt(q.numerator * mpz(10) ** (2 * digits) // q.denominator)
     whole, frac = divmod(root, mpz(10) ** digits)
     return f"{whole}.{str(frac).zfill(digits)}" if digits else str(whole)
+
+
+def mpz_to_bytes(value: mpz) -> bytes:
+    """Compact binary form of an integer (sign included), for checkpoint segments."""
+    return gmpy2.to_binary(value)
+
+
+def mpz_from_bytes(data: bytes) -> mpz:
+    """Inverse of :func:`mpz_to_bytes`."""
+    return gmpy2.from_binary(data)
 
 
 def digit_counts(value: mpq) -> dict[str, int]:

@@ -21,3 +21,17 @@ def test_gmpy2_is_imported_in_one_module_only() -> None:
                    for p in (root / pkg).rglob("*.py") if "import gmpy2" in p.read_text()
                    or "from gmpy2" in p.read_text())
     assert users == ["solver/exact.py"]
+
+
+def test_cli_help_imports_no_heavy_framework() -> None:
+    code = ("import sys, cluster.cli; "
+            "print(sorted(m for m in ('dask', 'distributed', 'zarr') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_checkpoints_never_import_dask() -> None:
+    code = ("import sys, checkpoints.store, checkpoints.tasks, checkpoints.segments; "
+            "print(sorted(m for m in ('dask', 'distributed', 'click') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

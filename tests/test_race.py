@@ -11,6 +11,7 @@ from oracle import oracle_seats
 from solver.chain import build_chain
 from solver.eliminate import eliminate_target, solve_all
 from solver.exact import mpq
+from solver.plan import make_plan
 from solver.race import race_system, solve_race
 from strategies import small_boards
 
@@ -50,13 +51,15 @@ def test_forward_elimination_equals_full_solve_in_any_order() -> None:
     system = race_system(build_chain(EXAMPLES[4].board), 2)
     full = solve_all(system)[0][system.target]
     natural = [i for i in range(system.size) if i != system.target] + [system.target]
-    assert eliminate_target(system, natural) == [full] == eliminate_target(system)
+    for size in (1, 7, 50, system.size):
+        assert eliminate_target(system, make_plan(system, size, natural)) == [full]
+        assert eliminate_target(system, make_plan(system, size)) == [full]
 
 
 def test_order_must_end_with_the_target() -> None:
     system = race_system(build_chain(EXAMPLES[0].board), 2)
     with pytest.raises(ValueError, match="target last"):
-        eliminate_target(system, [system.target] + [i for i in range(system.size) if i != system.target])
+        make_plan(system, 8, [system.target] + [i for i in range(system.size) if i != system.target])
 
 
 @settings(max_examples=30, deadline=None)

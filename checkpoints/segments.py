@@ -1,0 +1,130 @@
+"""Segments: groups of exact sparse rows, written once into the Zarr run store.
+
+A segment is a Zarr v3 group with two one-chunk arrays (whole chunks only, each
+protected by a crc32c codec):
+
+- ``index``   uint64: ``[m, nnz, row_ids (m), row_ptr (m+1), cols (nnz), val_ptr (nnz+1)]``
+- ``payload`` uint8: the integers, one after another (sign and magnitude, see
+  :func:`solver.exact.mpz_to_bytes`), value k at ``payload[val_ptr[k]:val_ptr[k+1]]``.
+
+No object or variable-length dtypes: any Zarr reader sees plain arrays. A BLAKE2b
+digest over both arrays is returned when writing and checked when reading, so a
+segment that was changed or cut short after its manifest was committed is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import zarr
+from zarr.codecs import Crc32cCodec
+
+from checkpoints.errors import SegmentError
+from solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
+
+Row = dict[int, mpz]
+
+
+@dataclass(frozen=True)
+class SegmentRef:
+    """Where a segment lives (relative to the store root) and what it must hash to."""
+
+    path: str
+    digest: str
+    rows: int
+    nbytes: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": self.path, "digest": self.digest, "rows": self.rows, "nbytes": self.nbytes}
+
+    @classmethod
+    def from_json(cls, data: dict) -> SegmentRef:
+        return cls(str(data["path"]), str(data["digest"]), int(data["rows"]), int(data["nbytes"]))
+
+
+def encode_rows(rows: dict[int, Row]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows -> (``index`` uint64, ``payload`` uint8)."""
+    ids = sorted(rows)
+    row_ptr = [0]
+    cols: list[int] = []
+    blobs: list[bytes] = []
+    for i in ids:
+        row = rows[i]
+        for c in sorted(row):
+            cols.append(c)
+            blobs.append(mpz_to_bytes(row[c]))
+        row_ptr.append(len(cols))
+    val_ptr = np.zeros(len(blobs) + 1, dtype=np.uint64)
+    if blobs:
+        np.cumsum([len(b) for b in blobs], out=val_ptr[1:])
+    index = np.concatenate([
+        np.array([len(ids), len(cols)], dtype=np.uint64),
+        np.asarray(ids, dtype=np.uint64), np.asarray(row_ptr, dtype=np.uint64),
+        np.asarray(cols, dtype=np.uint64), val_ptr,
+    ])
+    payload = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    return index, payload
+
+
+def decode_rows(index: np.ndarray, payload: np.ndarray) -> dict[int, Row]:
+    """Inverse of :func:`encode_rows`."""
+    m, nnz = int(index[0]), int(index[1])
+    at = 2
+    ids = index[at:at + m].tolist()
+    at += m
+    row_ptr = index[at:at + m + 1].tolist()
+    at += m + 1
+    cols = index[at:at + nnz].tolist()
+    at += nnz
+    val_ptr = index[at:at + nnz + 1].tolist()
+    if len(val_ptr) != nnz + 1 or (nnz and val_ptr[-1] != payload.size):
+        raise SegmentError("segment index and payload do not fit together")
+    raw = payload.tobytes()
+    values = [mpz_from_bytes(raw[val_ptr[k]:val_ptr[k + 1]]) for k in range(nnz)]
+    rows: dict[int, Row] = {}
+    for r, i in enumerate(ids):
+        lo, hi = row_ptr[r], row_ptr[r + 1]
+        rows[i] = dict(zip(cols[lo:hi], values[lo:hi]))
+    return rows
+
+
+def digest_arrays(index: np.ndarray, payload: np.ndarray) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    h.update(np.ascontiguousarray(index).tobytes())
+    h.update(b"|")
+    h.update(np.ascontiguousarray(payload).tobytes())
+    return h.hexdigest()
+
+
+def _write_array(group: zarr.Group, name: str, data: np.ndarray) -> None:
+    arr = group.create_array(name, shape=data.shape, chunks=(max(1, data.size),),
+                             dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0)
+    if data.size:
+        arr[:] = data
+
+
+def write_segment(root: Path, path: str, rows: dict[int, Row]) -> SegmentRef:
+    """Write ``rows`` as a new segment at ``root/path`` (which must not exist yet)."""
+    index, payload = encode_rows(rows)
+    group = zarr.open_group(str(root / path), mode="w-")
+    _write_array(group, "index", index)
+    _write_array(group, "payload", payload)
+    return SegmentRef(path, digest_arrays(index, payload), len(rows),
+                      int(index.nbytes + payload.nbytes))
+
+
+def read_segment(root: Path, ref: SegmentRef) -> dict[int, Row]:
+    """Read and check a segment; raise :class:`SegmentError` if it is not what ``ref`` says."""
+    try:
+        group = zarr.open_group(str(root / ref.path), mode="r")
+        index = group["index"][:]
+        payload = group["payload"][:]
+    except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
+        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    if digest_arrays(index, payload) != ref.digest:
+        raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
+                           "(changed or damaged after it was committed)")
+    return decode_rows(index, payload)

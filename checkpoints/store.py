@@ -1,0 +1,267 @@
+"""The run store: everything a long exact solve needs to survive a crash and resume.
+
+```
+RUN/run.json         immutable: problem, system digest, plan token, parameters, versions
+RUN/plan.json        the plan (order, blocks, touches): pure data, hashed by its token
+RUN/rows/...         Zarr v3 segments, written once, one writer each (see segments.py)
+RUN/manifest/NNNNNN.json   numbered manifests, created exclusively, never rewritten
+RUN/manifest/CURRENT       the number of the newest manifest (temp file, fsync, rename)
+RUN/LOCK             exclusive create: one driver per store
+RUN/COMPLETE.json    written last, only after verification passed
+```
+
+A manifest is the only truth of what is done: the newest version of every group of
+rows still to be eliminated, the factored blocks still needed, and the finished tasks.
+A segment counts only if a committed manifest lists it with its digest; anything else
+under ``rows/`` is a leftover of an interrupted task and is cleared on resume.
+
+Stores live on a local or shared POSIX path (every worker must see the same files):
+manifests rely on exclusive create and atomic rename.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checkpoints.errors import StoreError
+from checkpoints.segments import SegmentRef, read_segment, write_segment
+from solver.plan import EliminationPlan
+
+FORMAT = 1
+
+
+def write_json_atomically(path: Path, data: Any, exclusive: bool = False) -> None:
+    """Write JSON to ``path`` through a temporary file, fsync, then rename (or link).
+
+    ``exclusive``: fail with ``FileExistsError`` if ``path`` already exists (a hard link
+    is atomic and refuses to replace).
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        if exclusive:
+            os.link(tmp, path)
+        else:
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+@dataclass
+class Manifest:
+    """What is done. ``groups[j]``: newest version of group j (block that last updated
+    it, -1 for the initial rows) and its segment; ``factored[b]``: F(b)'s segment while
+    some U(b, j) still needs it (the last block's stays: it holds the target row)."""
+
+    seq: int
+    groups: dict[int, tuple[int, SegmentRef]]
+    factored: dict[int, SegmentRef]
+    done: set[tuple[int, int]]
+    elapsed: float = 0.0
+    max_bits: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "groups": {str(j): {"version": v, "segment": ref.to_json()}
+                       for j, (v, ref) in sorted(self.groups.items())},
+            "factored": {str(b): ref.to_json() for b, ref in sorted(self.factored.items())},
+            "done": sorted([b, j] for b, j in self.done),
+            "elapsed": round(self.elapsed, 3),
+            "max_bits": self.max_bits,
+            **self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        return cls(
+            seq=int(data["seq"]),
+            groups={int(j): (int(g["version"]), SegmentRef.from_json(g["segment"]))
+                    for j, g in data["groups"].items()},
+            factored={int(b): SegmentRef.from_json(r) for b, r in data["factored"].items()},
+            done={(int(b), int(j)) for b, j in data["done"]},
+            elapsed=float(data.get("elapsed", 0.0)),
+            max_bits=int(data.get("max_bits", 0)),
+            extra={k: v for k, v in data.items()
+                   if k not in {"seq", "groups", "factored", "done", "elapsed", "max_bits"}},
+        )
+
+    def referenced(self) -> set[str]:
+        """Segment paths this manifest needs."""
+        return {ref.path for _, ref in self.groups.values()} | {r.path for r in self.factored.values()}
+
+
+class RunStore:
+    """One run directory. Create with :meth:`create`, reopen with :meth:`open`."""
+
+    def __init__(self, root: Path, run: dict[str, Any], plan: EliminationPlan) -> None:
+        self.root = root
+        self.run = run
+        self.plan = plan
+
+    # ----------------------------------------------------------------- create / open
+    @classmethod
+    def create(cls, root: str | Path, run: dict[str, Any], plan: EliminationPlan,
+               initial: dict[int, dict[int, dict]]) -> RunStore:
+        """A new store for ``plan`` with the initial rows of every group.
+
+        Refuses a folder that already holds a run (resume it instead) or other files.
+        """
+        root = Path(root)
+        if (root / "run.json").exists():
+            raise StoreError(f"{root} already holds a run: use 'ladders resume {root}' or "
+                             "choose another --checkpoint folder")
+        if root.exists() and any(root.iterdir()):
+            raise StoreError(f"{root} is not empty and holds no run; choose an empty or new folder")
+        (root / "manifest").mkdir(parents=True, exist_ok=True)
+        (root / "rows").mkdir(exist_ok=True)
+        plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
+                     "touches": [list(t) for t in plan.touches], "system_digest": plan.system_digest,
+                     "updates": plan.updates, "fill": plan.fill, "token": plan.token}
+        write_json_atomically(root / "plan.json", plan_json, exclusive=True)
+        groups = {j: (-1, write_segment(root, f"rows/g{j}/init", rows)) for j, rows in initial.items()}
+        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "plan_token": plan.token,
+                                                  "created": time.time()}, exclusive=True)
+        store = cls(root, json.loads((root / "run.json").read_text()), plan)
+        store.commit(Manifest(seq=0, groups=groups, factored={}, done=set()))
+        return store
+
+    @classmethod
+    def open(cls, root: str | Path) -> RunStore:
+        """Open an existing store, checking that its plan still hashes to its token."""
+        root = Path(root)
+        if not (root / "run.json").exists():
+            raise StoreError(f"{root}: no run store here (no run.json); start one with "
+                             "'ladders solve BOARD --checkpoint DIR'")
+        try:
+            run = json.loads((root / "run.json").read_text())
+            data = json.loads((root / "plan.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{root}: run.json or plan.json is unreadable ({exc})") from exc
+        if run.get("format") != FORMAT:
+            raise StoreError(f"{root}: store format {run.get('format')} is not {FORMAT}")
+        plan = EliminationPlan(order=tuple(data["order"]),
+                               blocks=tuple(tuple(b) for b in data["blocks"]),
+                               touches=tuple(tuple(t) for t in data["touches"]),
+                               system_digest=data["system_digest"], updates=data["updates"],
+                               fill=data["fill"])
+        if plan.token != run["plan_token"] or plan.token != data.get("token"):
+            raise StoreError(f"{root}: plan.json does not match the run's plan token "
+                             "(the store was changed by hand?)")
+        return cls(root, run, plan)
+
+    # ----------------------------------------------------------------------- manifests
+    def current(self) -> Manifest:
+        """The newest committed manifest."""
+        try:
+            seq = int((self.root / "manifest" / "CURRENT").read_text().strip())
+            data = json.loads((self.root / "manifest" / f"{seq:06d}.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{self.root}: no readable committed manifest ({exc})") from exc
+        return Manifest.from_json(data)
+
+    def commit(self, manifest: Manifest) -> None:
+        """Commit ``manifest`` as the new truth: numbered file (exclusive), then CURRENT."""
+        path = self.root / "manifest" / f"{manifest.seq:06d}.json"
+        try:
+            write_json_atomically(path, manifest.to_json(), exclusive=True)
+        except FileExistsError as exc:
+            raise StoreError(f"{path} exists already: another driver is writing this store") from exc
+        write_json_atomically(self.root / "manifest" / "CURRENT", manifest.seq)
+        old = self.root / "manifest" / f"{manifest.seq - 3:06d}.json"
+        old.unlink(missing_ok=True)  # keep a short history for inspection
+
+    # ------------------------------------------------------------------------ segments
+    def write(self, path: str, rows: dict[int, dict]) -> SegmentRef:
+        return write_segment(self.root, path, rows)
+
+    def read(self, ref: SegmentRef) -> dict[int, dict]:
+        return read_segment(self.root, ref)
+
+    def collect_garbage(self, manifest: Manifest, writing: frozenset[str] = frozenset()) -> int:
+        """Delete segments the manifest does not reference (superseded versions, factored
+        blocks no task needs any more, leftovers of interrupted tasks), except those whose
+        path starts with a prefix in ``writing`` (tasks still running). Returns the count."""
+        keep = manifest.referenced()
+        removed = 0
+        rows = self.root / "rows"
+        for group_dir in rows.iterdir() if rows.exists() else []:
+            for seg in group_dir.iterdir():
+                rel = f"rows/{group_dir.name}/{seg.name}"
+                if rel not in keep and not any(rel.startswith(w) for w in writing):
+                    shutil.rmtree(seg, ignore_errors=True)
+                    removed += 1
+            if not any(group_dir.iterdir()):
+                group_dir.rmdir()
+        return removed
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+
+    # ---------------------------------------------------------------- lock / complete
+    def acquire_lock(self) -> None:
+        """Take the store's LOCK or explain who holds it. A lock left by a dead driver on
+        this host (kill -9, power loss of the process) is taken over."""
+        lock = self.root / "LOCK"
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    holder = json.loads(lock.read_text())
+                except (OSError, ValueError):
+                    holder = {}
+                if holder.get("host") == me["host"] and not _pid_alive(int(holder.get("pid", 0))):
+                    lock.unlink(missing_ok=True)  # stale: its driver is gone
+                    continue
+                raise StoreError(f"{self.root} is locked by a running solve (pid {holder.get('pid')} "
+                                 f"on {holder.get('host')}); wait for it or stop it first") from None
+            with os.fdopen(fd, "w") as fh:
+                json.dump(me, fh)
+            return
+        raise StoreError(f"{self.root}: could not take the LOCK")
+
+    def release_lock(self) -> None:
+        (self.root / "LOCK").unlink(missing_ok=True)
+
+    def locked_by(self) -> dict[str, Any] | None:
+        try:
+            return json.loads((self.root / "LOCK").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def mark_complete(self, result: dict[str, Any]) -> None:
+        write_json_atomically(self.root / "COMPLETE.json", result)
+
+    def completed(self) -> dict[str, Any] | None:
+        path = self.root / "COMPLETE.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

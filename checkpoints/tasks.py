@@ -1,0 +1,196 @@
+"""Tasks of a stored run, and the bookkeeping that decides what may run next.
+
+:func:`run_task` is what a worker executes for ``F(b)`` or ``U(b, j)``: it reads its
+inputs from the store, calls the exact kernel of :mod:`solver.eliminate`, writes one new
+segment under a fresh attempt name and returns a small receipt. It never touches a
+manifest, so running it twice (Dask may) only leaves an unreferenced segment that the
+next garbage collection removes.
+
+:func:`ready_tasks` and :func:`apply_receipt` are the driver's side: pure functions of
+the plan and the manifest, shared by every executor (the in-process one below and the
+Dask one in ``cluster``), so resuming is simply "continue from the current manifest".
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from checkpoints.segments import SegmentRef
+from checkpoints.errors import StoreError
+from checkpoints.store import Manifest, RunStore
+from solver.eliminate import factor_block, system_rows, target_values, update_rows
+from solver.exact import mpq
+from solver.plan import EliminationPlan
+from solver.system import LinearSystem
+
+Task = tuple[int, int]
+
+_STORES: dict[tuple[str, str], RunStore] = {}
+_FACTORED: OrderedDict[str, dict] = OrderedDict()
+_FACTORED_KEEP = 3  # factored blocks kept in a worker's memory (each U(b, .) reuses F(b))
+
+
+def initial_groups(system: LinearSystem, plan: EliminationPlan) -> dict[int, dict]:
+    """The rows of every group before any elimination, for :meth:`RunStore.create`."""
+    return {j: system_rows(system, plan.group(j)) for j in range(len(plan.blocks))}
+
+
+def segment_prefix(b: int, j: int) -> str:
+    """Path prefix of the segments task ``(b, j)`` writes (one per attempt)."""
+    return f"rows/g{j}/b{b}-"
+
+
+def _store(root: str, token: str) -> RunStore:
+    key = (root, token)
+    if key not in _STORES:
+        store = RunStore.open(root)
+        if store.plan.token != token:
+            raise StoreError(f"{root} holds plan {store.plan.token[:12]}, not {token[:12]}")
+        _STORES[key] = store
+    return _STORES[key]
+
+
+def _factored(store: RunStore, ref: SegmentRef) -> dict:
+    rows = _FACTORED.get(ref.digest)
+    if rows is None:
+        rows = store.read(ref)
+        _FACTORED[ref.digest] = rows
+        while len(_FACTORED) > _FACTORED_KEEP:
+            _FACTORED.popitem(last=False)
+    else:
+        _FACTORED.move_to_end(ref.digest)
+    return rows
+
+
+def run_task(root: str, token: str, b: int, j: int, rows_ref: dict[str, Any],
+             factored_ref: dict[str, Any] | None) -> dict[str, Any]:
+    """Run ``F(b)`` (``j == b``) or ``U(b, j)`` and return its receipt."""
+    t0 = time.perf_counter()
+    store = _store(root, token)
+    rows = store.read(SegmentRef.from_json(rows_ref))
+    if b == j:
+        out = factor_block(rows, b, store.plan)
+    else:
+        if factored_ref is None:
+            raise ValueError(f"U({b}, {j}) needs the factored rows of block {b}")
+        out = update_rows(rows, _factored(store, SegmentRef.from_json(factored_ref)), b, store.plan)
+    ref = store.write(segment_prefix(b, j) + uuid.uuid4().hex[:12], out)
+    bits = max((abs(v).bit_length() for row in out.values() for v in row.values()), default=0)
+    return {"b": b, "j": j, "segment": ref.to_json(), "max_bits": int(bits),
+            "seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def probe_store(root: str) -> dict[str, Any]:
+    """Run on a worker: prove it can write, read and delete a file in the store."""
+    path = Path(root) / f".probe-{socket.gethostname()}-{os.getpid()}"
+    try:
+        path.write_text("ok")
+        ok = path.read_text() == "ok"
+        path.unlink()
+    except OSError as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"ok": ok, "error": None if ok else "read back differs"}
+
+
+# ------------------------------------------------------------------------- driver side
+def task_inputs(manifest: Manifest, b: int, j: int) -> tuple[dict, dict | None]:
+    """Segments a task reads: group j's newest version, and F(b) for an update."""
+    rows_ref = manifest.groups[j][1].to_json()
+    return rows_ref, (None if b == j else manifest.factored[b].to_json())
+
+
+def ready_tasks(plan: EliminationPlan, manifest: Manifest, in_flight: set[Task]) -> list[Task]:
+    """Tasks whose inputs are committed and that are neither done nor running, most
+    urgent first (lower block first, and within it the next block's group first:
+    that is the critical path)."""
+    last = plan.last_touch
+    out = []
+    for j, (version, _ref) in manifest.groups.items():
+        # the next task on group j is the first (b, j) after `version`
+        nxt = next_task_on_group(plan, j, version)
+        if nxt is None or nxt in in_flight or nxt in manifest.done:
+            continue
+        b = nxt[0]
+        if last[nxt] != version:
+            continue
+        if b != j and b not in manifest.factored:
+            continue
+        out.append(nxt)
+    return sorted(out)
+
+
+def next_task_on_group(plan: EliminationPlan, j: int, version: int) -> Task | None:
+    """The task that follows ``version`` on group j: an update ``U(b, j)`` or ``F(j)``."""
+    for b in plan.blocks_touching(j):
+        if b > version:
+            return (b, j)
+    return (j, j) if version < j else None
+
+
+def apply_receipt(plan: EliminationPlan, manifest: Manifest, receipt: dict[str, Any],
+                  seconds: float) -> Manifest:
+    """The manifest after a finished task: new group version, F(b) kept while needed."""
+    b, j = int(receipt["b"]), int(receipt["j"])
+    ref = SegmentRef.from_json(receipt["segment"])
+    groups = dict(manifest.groups)
+    factored = dict(manifest.factored)
+    done = set(manifest.done) | {(b, j)}
+    if b == j:
+        del groups[j]
+        factored[b] = ref
+    else:
+        groups[j] = (b, ref)
+    last_block = len(plan.blocks) - 1
+    for fb in list(factored):
+        if fb != last_block and all((fb, g) in done for g in plan.touches[fb]):
+            del factored[fb]
+    return Manifest(seq=manifest.seq + 1, groups=groups, factored=factored, done=done,
+                    elapsed=manifest.elapsed + seconds,
+                    max_bits=max(manifest.max_bits, int(receipt.get("max_bits", 0))),
+                    extra=manifest.extra)
+
+
+def is_finished(plan: EliminationPlan, manifest: Manifest) -> bool:
+    last = len(plan.blocks) - 1
+    return (last, last) in manifest.done
+
+
+def stored_answer(store: RunStore, system: LinearSystem, manifest: Manifest) -> list[mpq]:
+    """``x[target]`` for every right-hand side, read from the last factored block."""
+    last = len(store.plan.blocks) - 1
+    rows = store.read(manifest.factored[last])
+    return target_values(system, rows[system.target])
+
+
+def run_in_process(store: RunStore, progress: Callable[[int, int], None] | None = None,
+                   stop_after: int | None = None) -> Manifest:
+    """Execute the remaining tasks one by one in this process (the serial executor over
+    a store); ``stop_after`` tasks simulates an interruption in tests."""
+    root, token = str(store.root), store.plan.token
+    manifest = store.current()
+    total = len(store.plan.tasks())
+    count = 0
+    while not is_finished(store.plan, manifest):
+        ready = ready_tasks(store.plan, manifest, set())
+        if not ready:
+            raise StoreError("no task can run but the run is not finished: the manifest is inconsistent")
+        b, j = ready[0]
+        rows_ref, fac_ref = task_inputs(manifest, b, j)
+        t0 = time.perf_counter()
+        receipt = run_task(root, token, b, j, rows_ref, fac_ref)
+        manifest = apply_receipt(store.plan, manifest, receipt, time.perf_counter() - t0)
+        store.commit(manifest)
+        store.collect_garbage(manifest)
+        count += 1
+        if progress is not None:
+            progress(len(manifest.done), total)
+        if stop_after is not None and count >= stop_after:
+            break
+    return manifest

@@ -1,0 +1,152 @@
+"""Benchmark: the published algorithm against the column-block Dask engine, side by side.
+
+1. ``hasbro`` cut at square 60 (jumps beyond dropped; 2,601 unknowns, two players):
+   - baseline: the published algorithm, reimplemented here: rational (``mpq``) rows,
+     pivots in the right-to-left order of the labels (a, b), the target P(0, 0) last,
+     forward elimination only;
+   - engine: ``ladders solve`` through a store on a local Dask cluster of 2 workers
+     (cluster start-up reported apart from the solve).
+2. The full ``hasbro`` two-player solve through the same engine: wall time and the
+   peak memory of the driver and all its worker processes together.
+
+Run: ``python scripts/bench_elimination.py [--skip-full] [--workers 2]``. Prints a
+table and one JSON line with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from cluster.executor import ClusterSpec
+from cluster.run import Problem, solve
+from solver.board import make_board, preset_board
+from solver.exact import fraction_to_decimal, mpq
+from solver.system import LinearSystem
+
+
+def published_elimination(system: LinearSystem) -> mpq:
+    """The published algorithm: mpq rows, right-to-left order, target last, no back-substitution."""
+    n = system.size
+    rows = {}
+    for i in range(n):
+        row = {c: mpq(v) for c, v in system.row(i)}
+        row[n] = mpq(int(system.rhs[i, 0]))
+        rows[i] = row
+    col_rows: dict[int, set[int]] = {c: set() for c in range(n)}
+    for i, row in rows.items():
+        for c in row:
+            if c < n:
+                col_rows[c].add(i)
+    order = sorted(range(n), key=lambda i: system.labels[i], reverse=True)
+    order.remove(system.target)
+    for piv in order:
+        pivot = rows.pop(piv)
+        p = pivot.pop(piv)
+        pivot = {c: v / p for c, v in pivot.items()}
+        for c in pivot:
+            if c < n:
+                col_rows[c].discard(piv)
+        for i in col_rows.pop(piv) - {piv}:
+            row = rows[i]
+            q = row.pop(piv)
+            for c, v in pivot.items():
+                new = row.get(c, 0) - q * v
+                if new:
+                    if c not in row and c < n:
+                        col_rows[c].add(i)
+                    row[c] = new
+                elif c in row:
+                    del row[c]
+                    if c < n:
+                        col_rows[c].discard(i)
+    last = rows[system.target]
+    return last[n] / last[system.target]
+
+
+class PeakMemory:
+    """Samples the resident memory of this process and all its descendants."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        self.interval, self.peak, self._stop = interval, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def engine_run(problem: Problem, workers: int) -> dict[str, float | str]:
+    with tempfile.TemporaryDirectory() as tmp, PeakMemory() as mem:
+        t0 = time.perf_counter()
+        out = solve(problem, checkpoint=str(Path(tmp) / "run"), spec=ClusterSpec(workers=workers),
+                    executor="dask")
+        wall = time.perf_counter() - t0
+    assert out.verified["passed"]
+    return {"wall": wall, "solve": out.seconds, "peak_mb": mem.peak / 1e6,
+            "store_mb": out.store_bytes / 1e6, "value": out.seats[0],
+            "tasks": out.tasks_total, "executor": out.executor}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip-full", action="store_true", help="only the 60-square comparison")
+    args = parser.parse_args()
+
+    hasbro = preset_board("hasbro")
+    board60 = make_board("hasbro-60", 0, 60, 6, "stay",
+                         [(a, b) for a, b in hasbro.jumps if a < 60 and b <= 60])
+    p60 = Problem.build(board60, 2)
+    print(f"hasbro cut at 60: {p60.system.size:,} unknowns, {p60.system.nnz:,} nonzeros")
+    t0 = time.perf_counter()
+    base_value = published_elimination(p60.system)
+    base = time.perf_counter() - t0
+    print(f"  published algorithm (mpq, right-to-left)  {base:8.2f} s")
+    eng = engine_run(p60, args.workers)
+    assert eng["value"] == base_value, "engine and baseline disagree"
+    print(f"  column-block engine, {args.workers} Dask workers      {eng['solve']:8.2f} s "
+          f"(with cluster start {eng['wall']:.2f} s; {eng['tasks']} tasks)")
+    print(f"  speed-up  {base / eng['solve']:.2f}x  (end to end {base / eng['wall']:.2f}x)")
+    report = {"board60": {"baseline_s": round(base, 3), "engine_solve_s": round(eng["solve"], 3),
+                          "engine_wall_s": round(eng["wall"], 3),
+                          "speedup": round(base / eng["solve"], 2),
+                          "speedup_end_to_end": round(base / eng["wall"], 2),
+                          "same_fraction": True}}
+    if not args.skip_full:
+        full = engine_run(Problem.build(hasbro, 2), args.workers)
+        value = full["value"]
+        print(f"full hasbro, 2 players: {full['wall']:.1f} s end to end "
+              f"(solve {full['solve']:.1f} s), peak memory {full['peak_mb']:.0f} MB (all processes), "
+              f"store at the end {full['store_mb']:.1f} MB")
+        print(f"  P(0,0) = {fraction_to_decimal(value, 40)}..., "
+              f"{len(str(value.numerator))} / {len(str(value.denominator))} digits")
+        report["full"] = {"wall_s": round(full["wall"], 1), "solve_s": round(full["solve"], 1),
+                          "peak_mb": round(full["peak_mb"]), "digits": len(str(value.numerator))}
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The Dask executor on real clusters: LocalCluster, and `dask scheduler` / `dask worker`
+processes on 127.0.0.1. Every answer is compared with the serial executor (==)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from distributed import Client, LocalCluster
+
+from checkpoints.errors import StoreError
+from checkpoints.store import RunStore
+from cluster.errors import ClusterError
+from cluster.executor import ClusterSpec
+from cluster.run import Problem, resume, solve
+from examples import EXAMPLES, truncated
+from solver.eliminate import eliminate_target
+from solver.plan import make_plan
+from solver.race import seats_from_values
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as lc, Client(lc) as client:
+        yield lc, client
+
+
+def reference(problem: Problem, block_size: int | None = None):
+    values = eliminate_target(problem.system, make_plan(problem.system, block_size))
+    return seats_from_values(problem.system, problem.players, values)
+
+
+@pytest.mark.parametrize("ex", [e for e in EXAMPLES if e.name in ("tiny10-3", "hasbro20-2", "d3-4")],
+                         ids=lambda e: e.name)
+def test_dask_equals_serial(cluster, tmp_path, ex) -> None:
+    lc, _ = cluster
+    problem = Problem.build(ex.board, ex.players)
+    out = solve(problem, checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=lc.scheduler_address),
+                executor="dask", block_size=16)
+    assert out.seats == reference(problem, 16)
+    assert out.verified["passed"]
+    assert RunStore.open(tmp_path / "run").completed() is not None
+
+
+def test_default_local_cluster_and_resume_after_stop(tmp_path) -> None:
+    problem = Problem.build(truncated("hasbro", 24), 2)
+    calls = {"n": 0}
+
+    def stop_soon() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 6
+
+    path = str(tmp_path / "run")
+    first = solve(problem, checkpoint=path, spec=ClusterSpec(workers=2), executor="dask",
+                  block_size=40, should_stop=stop_soon)
+    assert first.interrupted and first.seats == []
+    done = len(RunStore.open(path).current().done)
+    assert 0 < done < first.tasks_total
+    second = resume(path, spec=ClusterSpec(workers=2))
+    assert not second.interrupted
+    assert second.tasks_run == first.tasks_total - done  # nothing committed is redone
+    assert second.seats == reference(problem, 40)
+
+
+def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path) -> None:
+    lc, client = cluster
+    problem = Problem.build(truncated("hasbro", 34), 2)
+    pids = list(client.run(os.getpid).values())
+    result = {}
+
+    def run() -> None:
+        result["out"] = solve(problem, checkpoint=str(tmp_path / "run"),
+                              spec=ClusterSpec(scheduler=lc.scheduler_address), executor="dask",
+                              block_size=60)
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(2.0)
+    os.kill(pids[0], signal.SIGKILL)
+    thread.join(timeout=300)
+    assert result["out"].seats == reference(problem, 60)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_second_solve_on_a_locked_store_is_refused(tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[0].board, 2)
+    path = tmp_path / "run"
+    out = solve(problem, checkpoint=str(path), executor="serial")
+    assert out.seats[0] == EXAMPLES[0].seat1
+    with pytest.raises(StoreError, match="already holds a run"):
+        solve(problem, checkpoint=str(path), executor="serial")
+    with pytest.raises(StoreError, match="complete already"):
+        resume(str(path))
+    store = RunStore.open(path)
+    store.acquire_lock()
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            RunStore.open(path).acquire_lock()
+    finally:
+        store.release_lock()
+
+
+def test_resume_refuses_a_store_of_another_problem(tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[0].board, 2)
+    path = tmp_path / "run"
+    solve(problem, checkpoint=str(path), executor="serial")
+    run = (path / "run.json").read_text().replace('"players": 2', '"players": 3')
+    (path / "run.json").write_text(run)
+    (path / "COMPLETE.json").unlink()
+    with pytest.raises(StoreError, match="no longer builds the system"):
+        resume(str(path))
+
+
+def test_unreachable_scheduler_fails_fast(tmp_path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    problem = Problem.build(EXAMPLES[0].board, 2)
+    t0 = time.perf_counter()
+    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler"):
+        solve(problem, checkpoint=str(tmp_path / "run"),
+              spec=ClusterSpec(scheduler=f"tcp://127.0.0.1:{port}", connect_timeout=3), executor="dask")
+    assert time.perf_counter() - t0 < 20
+    assert not (tmp_path / "run" / "LOCK").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or "dask"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        time.sleep(1.5)
+        for _ in range(2):
+            procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                           "--no-dashboard"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        problem = Problem.build(EXAMPLES[1].board, 3)
+        out = solve(problem, checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=address),
+                    executor="dask", block_size=32)
+        assert out.seats == reference(problem, 32)
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)

@@ -1,0 +1,120 @@
+"""The run store: segments round-trip, manifests are the truth, damage is refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from checkpoints.errors import SegmentError, StoreError
+from checkpoints.segments import decode_rows, encode_rows
+from checkpoints.store import RunStore
+from checkpoints.tasks import initial_groups, run_in_process, stored_answer
+from examples import EXAMPLES
+from solver.chain import build_chain
+from solver.eliminate import eliminate_target
+from solver.exact import mpz
+from solver.plan import make_plan
+from solver.race import race_system
+
+
+def small_system():
+    return race_system(build_chain(EXAMPLES[4].board), 2)  # hasbro cut at 20, 2 players
+
+
+def new_store(tmp_path, block_size: int = 40):
+    system = small_system()
+    plan = make_plan(system, block_size)
+    store = RunStore.create(tmp_path / "run", {"problem": "test", "unknowns": system.size}, plan,
+                            initial_groups(system, plan))
+    return system, plan, store
+
+
+def test_rows_round_trip_with_huge_and_negative_integers() -> None:
+    rows = {3: {0: mpz(-5), 7: mpz(10) ** 5000 + 1, 12: mpz(0) - mpz(2) ** 200}, 9: {}, 11: {1: mpz(1)}}
+    index, payload = encode_rows(rows)
+    assert index.dtype == np.uint64 and payload.dtype == np.uint8
+    assert decode_rows(index, payload) == rows
+
+
+def test_serial_over_store_equals_in_memory(tmp_path) -> None:
+    system, plan, store = new_store(tmp_path)
+    manifest = run_in_process(store)
+    assert stored_answer(store, system, manifest) == eliminate_target(system, plan)
+    # only the last factored block is left once every update is done
+    assert set(manifest.factored) == {len(plan.blocks) - 1} and manifest.groups == {}
+
+
+def test_interrupted_run_resumes_to_the_same_answer(tmp_path) -> None:
+    system, plan, store = new_store(tmp_path, block_size=25)
+    total = len(plan.tasks())
+    run_in_process(store, stop_after=total // 2)
+    reopened = RunStore.open(store.root)
+    assert len(reopened.current().done) == total // 2
+    manifest = run_in_process(reopened)
+    assert len(manifest.done) == total
+    assert stored_answer(reopened, system, manifest) == eliminate_target(system, plan)
+
+
+def test_a_tampered_segment_is_refused(tmp_path) -> None:
+    system, plan, store = new_store(tmp_path)
+    run_in_process(store, stop_after=3)
+    manifest = store.current()
+    ref = next(iter(manifest.groups.values()))[1]
+    chunk = store.root / ref.path / "payload" / "c" / "0"
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(SegmentError):
+        store.read(ref)
+    with pytest.raises(SegmentError):
+        run_in_process(store)
+
+
+def test_manifest_truth_ignores_leftovers(tmp_path) -> None:
+    system, plan, store = new_store(tmp_path)
+    run_in_process(store, stop_after=2)
+    leftover = store.write("rows/g1/b0-leftover", {1: {1: mpz(1)}})
+    assert (store.root / leftover.path).exists()
+    removed = store.collect_garbage(store.current())
+    assert removed >= 1 and not (store.root / leftover.path).exists()
+    manifest = run_in_process(store)
+    assert stored_answer(store, system, manifest) == eliminate_target(system, plan)
+
+
+def test_store_refuses_reuse_and_hand_edits(tmp_path) -> None:
+    system, plan, store = new_store(tmp_path)
+    with pytest.raises(StoreError, match="already holds a run"):
+        RunStore.create(store.root, {}, plan, {})
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.txt").write_text("hi")
+    with pytest.raises(StoreError, match="not empty"):
+        RunStore.create(tmp_path / "other", {}, plan, {})
+    plan_json = json.loads((store.root / "plan.json").read_text())
+    plan_json["order"] = plan_json["order"][::-1]
+    (store.root / "plan.json").write_text(json.dumps(plan_json))
+    with pytest.raises(StoreError, match="plan token"):
+        RunStore.open(store.root)
+    with pytest.raises(StoreError, match="no run store"):
+        RunStore.open(tmp_path / "nothing")
+
+
+def test_lock_is_exclusive_but_stale_locks_are_taken_over(tmp_path) -> None:
+    _, _, store = new_store(tmp_path)
+    store.acquire_lock()
+    with pytest.raises(StoreError, match="locked by a running solve"):
+        RunStore.open(store.root).acquire_lock()
+    store.release_lock()
+    lock = store.root / "LOCK"
+    import socket
+    lock.write_text(json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
+    store.acquire_lock()  # the pid is not alive: stale
+    store.release_lock()
+
+
+def test_manifests_are_created_exclusively(tmp_path) -> None:
+    _, _, store = new_store(tmp_path)
+    manifest = store.current()
+    with pytest.raises(StoreError, match="another driver"):
+        store.commit(manifest)  # same sequence number again
