@@ -45,7 +45,7 @@ def write_json_atomically(path: Path, data: Any, exclusive: bool = False) -> Non
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
+        json.dump(data, fh, separators=(",", ":"))
         fh.flush()
         os.fsync(fh.fileno())
     try:
@@ -210,6 +210,12 @@ class RunStore:
             if not any(group_dir.iterdir()):
                 group_dir.rmdir()
         return removed
+
+    def drop_superseded(self, before: Manifest, after: Manifest) -> None:
+        """Delete the segments ``before`` referenced and ``after`` no longer does (the
+        cheap per-commit cleanup; :meth:`collect_garbage` scans for everything else)."""
+        for path in before.referenced() - after.referenced():
+            shutil.rmtree(self.root / path, ignore_errors=True)
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())

@@ -185,9 +185,10 @@ def run_in_process(store: RunStore, progress: Callable[[int, int], None] | None 
         rows_ref, fac_ref = task_inputs(manifest, b, j)
         t0 = time.perf_counter()
         receipt = run_task(root, token, b, j, rows_ref, fac_ref)
-        manifest = apply_receipt(store.plan, manifest, receipt, time.perf_counter() - t0)
+        before, manifest = manifest, apply_receipt(store.plan, manifest, receipt,
+                                                   time.perf_counter() - t0)
         store.commit(manifest)
-        store.collect_garbage(manifest)
+        store.drop_superseded(before, manifest)
         count += 1
         if progress is not None:
             progress(len(manifest.done), total)

@@ -392,9 +392,9 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
 @cluster_options
 @click.option("--block-size", type=click.IntRange(min=1), default=None,
               help="Pivots per column block [default: blocks of equal symbolic cost, sized to the problem].")
-@click.option("--order", type=click.Choice(["far", "labels"]), default=None,
-              help="Pivot order: far = farthest states first [default], labels = the "
-              "published right-to-left order.")
+@click.option("--order", type=click.Choice(["auto", "far", "labels"]), default="auto",
+              show_default=True, help="Pivot order: far = farthest states first, labels = "
+              "the published right-to-left order, auto = whichever needs fewer updates.")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
               help="Two players, small boards: write every P(a,b) as JSON lines (.gz to compress).")
 @json_option
@@ -567,6 +567,7 @@ class _Outcome:
     verified: dict[str, Any]
     interrupted: bool = False
     store: Path | None = None
+    startup_seconds: float = 0.0
 
 
 def _report(outcome: Any, as_json: bool) -> int:
@@ -590,6 +591,7 @@ def _report(outcome: Any, as_json: bool) -> int:
         "engine": "elimination",
         "executor": outcome.executor,
         "seconds": round(outcome.seconds, 3),
+        "startup_seconds": round(outcome.startup_seconds, 3),
         "verified": verified,
     }
     if outcome.store is not None:

@@ -21,8 +21,7 @@ from typing import Any
 
 from checkpoints.store import Manifest, RunStore
 from cluster.errors import ClusterError
-from checkpoints.tasks import (apply_receipt, is_finished, probe_store, ready_tasks, run_task,
-                               segment_prefix, task_inputs)
+from checkpoints.tasks import apply_receipt, is_finished, probe_store, ready_tasks, run_task, task_inputs
 
 
 @dataclass(frozen=True)
@@ -154,11 +153,11 @@ def drive(client: Any, store: RunStore, window: int,
             in_flight.pop(fut)
             receipt = fut.result()  # a task's exception surfaces here, with its message
             now = time.perf_counter()
-            manifest = apply_receipt(plan, manifest, receipt, now - clock)  # wall time
+            before, manifest = manifest, apply_receipt(plan, manifest, receipt, now - clock)
             clock = now
             store.commit(manifest)
+            store.drop_superseded(before, manifest)
             ran += 1
-        store.collect_garbage(manifest, frozenset(segment_prefix(*t) for t in in_flight.values()))
         if progress is not None:
             progress(manifest, ran)
     return DriveOutcome(manifest, False, ran)

@@ -83,6 +83,7 @@ class SolveOutcome:
     tasks_run: int = 0
     tasks_total: int = 0
     store_bytes: int = 0
+    startup_seconds: float = 0.0  # starting or reaching the cluster, checking its workers
 
 
 def versions() -> dict[str, str]:
@@ -178,6 +179,7 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
     store.acquire_lock()
     try:
         t0 = time.perf_counter()
+        startup = 0.0
         total = len(store.plan.tasks())
 
         def report(manifest: Manifest, _ran: int) -> None:
@@ -190,11 +192,14 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
         else:
             with connect(spec) as client:
                 workers = check_workers(client, str(store.root.resolve()))
+                startup = time.perf_counter() - t0
+                t0 += startup
                 outcome = drive(client, store, window=2 * workers + 1, progress=report,
                                 should_stop=should_stop)
             manifest, ran, interrupted = outcome.manifest, outcome.tasks_run, outcome.interrupted
         seconds = time.perf_counter() - t0
         out = SolveOutcome(problem, [], seconds, executor, interrupted=interrupted,
+                           startup_seconds=startup,
                            store=store.root, tasks_run=ran, tasks_total=total,
                            store_bytes=store.size_bytes())
         if interrupted:

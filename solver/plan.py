@@ -106,10 +106,9 @@ class EliminationPlan:
 
 
 ORDERS = ("far", "labels")
-DEFAULT_ORDER = "far"
 
 
-def pivot_order(system: LinearSystem, name: str = DEFAULT_ORDER) -> list[int]:
+def pivot_order(system: LinearSystem, name: str) -> list[int]:
     """A pivot order with the target last.
 
     - ``far``: states farthest along first (largest square of the state, then the next
@@ -134,8 +133,8 @@ def pivot_order(system: LinearSystem, name: str = DEFAULT_ORDER) -> list[int]:
 
 
 def default_order(system: LinearSystem) -> list[int]:
-    """:func:`pivot_order` with the default name."""
-    return pivot_order(system)
+    """The ``far`` order, for small in-memory solves that need no analysis."""
+    return pivot_order(system, "far")
 
 
 #: Row-entry updates per task the default block count aims at: a task then does
@@ -176,23 +175,13 @@ def balanced_blocks(costs: list[int], blocks: int) -> tuple[tuple[int, int], ...
     return tuple(out)
 
 
-def make_plan(system: LinearSystem, block_size: int | None = None,
-              order: list[int] | str | None = None) -> EliminationPlan:
-    """Symbolic elimination of ``system`` in ``order``, cut into column blocks.
+def symbolic_elimination(system: LinearSystem, order: list[int]) -> tuple[list[list[int]], list[int], int]:
+    """Follow the nonzero pattern pivot by pivot (sets of columns, no numbers).
 
-    Follows the nonzero pattern pivot by pivot (sets of columns, no numbers) to find
-    which rows every pivot updates, with fill-in; the count of row-entry updates is the
-    plan's cost. Blocks hold ``block_size`` pivots each, or by default are balanced by
-    that cost (:func:`balanced_blocks`).
+    Returns, per position in ``order``: the rows that pivot updates, and its cost (row
+    entries it updates); and the number of fill-in entries.
     """
     n = system.size
-    if order is None or isinstance(order, str):
-        order = pivot_order(system, order or DEFAULT_ORDER)
-    order = list(order)
-    if sorted(order) != list(range(n)) or order[-1] != system.target:
-        raise ValueError("the pivot order must list every unknown once, the target last")
-    if block_size is not None and block_size < 1:
-        raise ValueError(f"block size must be at least 1, got {block_size}")
     rows = {i: {c for c, _ in system.row(i)} for i in range(n)}
     col_rows: dict[int, set[int]] = {c: set() for c in range(n)}
     for i, cols in rows.items():
@@ -219,6 +208,32 @@ def make_plan(system: LinearSystem, block_size: int | None = None,
         costs.append(len(users) * (len(pivot) + 1))
     updated.append([])
     costs.append(0)
+    return updated, costs, fill
+
+
+def make_plan(system: LinearSystem, block_size: int | None = None,
+              order: list[int] | str | None = None) -> EliminationPlan:
+    """Plan the elimination of ``system``: pivot order, column blocks, task graph.
+
+    ``order`` is a list of unknowns (target last), a name from :data:`ORDERS`, or
+    ``None``/``"auto"``: every named order is analysed symbolically and the one with
+    the fewest row-entry updates wins (measured on ``hasbro``: cut at 60, ``far`` needs
+    1.65 M updates against 1.83 M and runs faster; on the full board ``labels`` needs
+    28 M against 53 M and runs faster). Blocks hold ``block_size`` pivots each, or by
+    default are balanced by cost (:func:`balanced_blocks`).
+    """
+    n = system.size
+    if block_size is not None and block_size < 1:
+        raise ValueError(f"block size must be at least 1, got {block_size}")
+    if order is None or order == "auto":
+        candidates = [pivot_order(system, name) for name in ORDERS]
+        analysed = [(symbolic_elimination(system, o), o) for o in candidates]
+        (updated, costs, fill), order = min(analysed, key=lambda a: sum(a[0][1]))
+    else:
+        order = pivot_order(system, order) if isinstance(order, str) else list(order)
+        if sorted(order) != list(range(n)) or order[-1] != system.target:
+            raise ValueError("the pivot order must list every unknown once, the target last")
+        updated, costs, fill = symbolic_elimination(system, order)
     if block_size is not None:
         blocks = tuple((lo, min(lo + block_size, n)) for lo in range(0, n, block_size))
     else:

@@ -3,6 +3,7 @@ processes on 127.0.0.1. Every answer is compared with the serial executor (==)."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -111,8 +112,9 @@ def test_resume_refuses_a_store_of_another_problem(tmp_path) -> None:
     problem = Problem.build(EXAMPLES[0].board, 2)
     path = tmp_path / "run"
     solve(problem, checkpoint=str(path), executor="serial")
-    run = (path / "run.json").read_text().replace('"players": 2', '"players": 3')
-    (path / "run.json").write_text(run)
+    run = json.loads((path / "run.json").read_text())
+    run["problem"]["players"] = 3
+    (path / "run.json").write_text(json.dumps(run))
     (path / "COMPLETE.json").unlink()
     with pytest.raises(StoreError, match="no longer builds the system"):
         resume(str(path))
