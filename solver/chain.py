@@ -121,7 +121,7 @@ def length_distribution(chain: AbsorbingChain, throws: int) -> list[tuple[mpq, m
     d = chain.die
     total = mpz(0)
     scale = mpz(1)
-    for t, (a, _s) in zip(range(1, throws + 1), iter_throws(chain)):
+    for _t, (a, _s) in zip(range(throws), iter_throws(chain)):
         scale *= d
         total = total * d + a
         out.append((mpq(a, scale), mpq(total, scale)))
