@@ -234,7 +234,7 @@ class RunStore:
                     holder = json.loads(lock.read_text())
                 except (OSError, ValueError):
                     holder = {}
-                if holder.get("host") == me["host"] and not _pid_alive(int(holder.get("pid", 0))):
+                if holder.get("host") == me["host"] and not pid_alive(int(holder.get("pid", 0))):
                     lock.unlink(missing_ok=True)  # stale: its driver is gone
                     continue
                 raise StoreError(f"{self.root} is locked by a running solve (pid {holder.get('pid')} "
@@ -261,7 +261,8 @@ class RunStore:
         return json.loads(path.read_text()) if path.exists() else None
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs on this host."""
     if pid <= 0:
         return False
     try:

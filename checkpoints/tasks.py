@@ -169,15 +169,17 @@ def stored_answer(store: RunStore, system: LinearSystem, manifest: Manifest) -> 
     return target_values(system, rows[system.target])
 
 
-def run_in_process(store: RunStore, progress: Callable[[int, int], None] | None = None,
+def run_in_process(store: RunStore, progress: Callable[[Manifest, int], None] | None = None,
+                   should_stop: Callable[[], bool] = lambda: False,
                    stop_after: int | None = None) -> Manifest:
     """Execute the remaining tasks one by one in this process (the serial executor over
-    a store); ``stop_after`` tasks simulates an interruption in tests."""
+    a store) until done, ``should_stop()``, or ``stop_after`` tasks (tests).
+    ``progress(manifest, tasks_run)`` is called after each commit."""
     root, token = str(store.root), store.plan.token
     manifest = store.current()
-    total = len(store.plan.tasks())
+    store.collect_garbage(manifest)  # leftovers of an interrupted run
     count = 0
-    while not is_finished(store.plan, manifest):
+    while not is_finished(store.plan, manifest) and not should_stop():
         ready = ready_tasks(store.plan, manifest, set())
         if not ready:
             raise StoreError("no task can run but the run is not finished: the manifest is inconsistent")
@@ -191,7 +193,7 @@ def run_in_process(store: RunStore, progress: Callable[[int, int], None] | None 
         store.drop_superseded(before, manifest)
         count += 1
         if progress is not None:
-            progress(len(manifest.done), total)
+            progress(manifest, count)
         if stop_after is not None and count >= stop_after:
             break
     return manifest

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import platform
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from checkpoints.errors import StoreError
-from checkpoints.store import Manifest, RunStore
+from checkpoints.store import Manifest, RunStore, pid_alive
 from checkpoints.tasks import initial_groups, is_finished, run_in_process, stored_answer
 from cluster.executor import ClusterSpec, check_workers, connect, drive
 from solver.board import Board, make_board
@@ -187,7 +187,9 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
                 progress(len(manifest.done), total, bits_to_digits(manifest.max_bits))
 
         if executor == "serial":
-            manifest, ran = _serial(store, report, should_stop)
+            before = len(store.current().done)
+            manifest = run_in_process(store, report, should_stop)
+            ran = len(manifest.done) - before
             interrupted = not is_finished(store.plan, manifest)
         else:
             with connect(spec) as client:
@@ -218,18 +220,6 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
         store.release_lock()
 
 
-def _serial(store: RunStore, report: Callable[[Manifest, int], None],
-            should_stop: Callable[[], bool]) -> tuple[Manifest, int]:
-    ran = 0
-    manifest = store.current()
-    store.collect_garbage(manifest)
-    while not is_finished(store.plan, manifest) and not should_stop():
-        manifest = run_in_process(store, stop_after=1)
-        ran += 1
-        report(manifest, ran)
-    return manifest, ran
-
-
 def bits_to_digits(bits: int) -> int:
     return math.ceil(bits * math.log10(2)) if bits else 0
 
@@ -245,7 +235,7 @@ def status(path: str) -> dict[str, Any]:
     complete = store.completed()
     if complete:
         state = "complete"
-    elif lock and _alive(lock):
+    elif lock and (lock.get("host") != socket.gethostname() or pid_alive(int(lock.get("pid", 0)))):
         state = "running"
     elif lock:
         state = "interrupted (stale lock)"
@@ -257,19 +247,6 @@ def status(path: str) -> dict[str, Any]:
             "digits_so_far": bits_to_digits(manifest.max_bits), "elapsed_seconds": round(manifest.elapsed, 2),
             "manifest": manifest.seq, "store_bytes": store.size_bytes(),
             "lock": lock, "result": complete}
-
-
-def _alive(lock: dict[str, Any]) -> bool:
-    import socket
-    if lock.get("host") != socket.gethostname():
-        return True  # cannot tell from here: assume the other machine's driver runs
-    try:
-        os.kill(int(lock.get("pid", 0)), 0)
-    except (ProcessLookupError, ValueError):
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def verify_stored(path: str, primes: int = 2, seed: int | None = None) -> dict[str, Any]:
