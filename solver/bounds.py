@@ -96,6 +96,23 @@ def markov_bounds(chain: AbsorbingChain, players: int, moves: int) -> Bounds:
     raise AssertionError("unreachable: iter_throws never ends")
 
 
+def bounds_sequence(chain: AbsorbingChain, players: int, moves: int) -> list[Bounds]:
+    """Exact bounds after every n = 1..``moves`` throws per player, in one pass.
+
+    Calling :func:`markov_bounds` for each n would redo the first n throws every time;
+    this walks the chain once (the convergence picture needs every n).
+    """
+    check_players(players)
+    if moves < 1:
+        raise ValueError(f"moves must be at least 1, got {moves}")
+    out = []
+    for n, sums, gap, denom in _iter_bounds(chain, players):
+        out.append(_make_bounds(players, n, sums, gap, denom))
+        if n == moves:
+            return out
+    raise AssertionError("unreachable: iter_throws never ends")
+
+
 def bounds_to_digits(chain: AbsorbingChain, players: int, digits: int,
                      max_moves: int = 1_000_000) -> Bounds:
     """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals.

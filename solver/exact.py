@@ -15,6 +15,7 @@ __all__ = [
     "mpq",
     "mpz",
     "gcd",
+    "isqrt",
     "next_prime",
     "divexact",
     "is_divisible",
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 gcd = gmpy2.gcd
+isqrt = gmpy2.isqrt
 next_prime = gmpy2.next_prime
 divexact = gmpy2.divexact
 is_divisible = gmpy2.is_divisible
