@@ -91,40 +91,53 @@ def decode_rows(index: np.ndarray, payload: np.ndarray) -> dict[int, Row]:
     return rows
 
 
-def digest_arrays(index: np.ndarray, payload: np.ndarray) -> str:
+def digest_arrays(*arrays: np.ndarray) -> str:
+    """BLAKE2b over the arrays' bytes, in order: what a manifest records for a segment."""
     h = hashlib.blake2b(digest_size=20)
-    h.update(np.ascontiguousarray(index).tobytes())
-    h.update(b"|")
-    h.update(np.ascontiguousarray(payload).tobytes())
+    for k, arr in enumerate(arrays):
+        if k:
+            h.update(b"|")
+        h.update(np.ascontiguousarray(arr).tobytes())
     return h.hexdigest()
 
 
 def _write_array(group: zarr.Group, name: str, data: np.ndarray) -> None:
-    arr = group.create_array(name, shape=data.shape, chunks=(max(1, data.size),),
+    arr = group.create_array(name, shape=data.shape, chunks=tuple(max(1, d) for d in data.shape),
                              dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0)
     if data.size:
-        arr[:] = data
+        arr[...] = data
+
+
+def write_arrays(root: Path, path: str, arrays: dict[str, np.ndarray], rows: int) -> SegmentRef:
+    """Write named plain arrays (one chunk each, crc32c) as a new segment at ``root/path``
+    (which must not exist yet); ``rows`` is what the reference reports as its size."""
+    group = zarr.open_group(str(root / path), mode="w-")
+    for name, data in arrays.items():
+        _write_array(group, name, data)
+    return SegmentRef(path, digest_arrays(*arrays.values()), rows,
+                      int(sum(a.nbytes for a in arrays.values())))
+
+
+def read_arrays(root: Path, ref: SegmentRef, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref`` says."""
+    try:
+        group = zarr.open_group(str(root / ref.path), mode="r")
+        arrays = {name: group[name][...] for name in names}
+    except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
+        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    if digest_arrays(*arrays.values()) != ref.digest:
+        raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
+                           "(changed or damaged after it was committed)")
+    return arrays
 
 
 def write_segment(root: Path, path: str, rows: dict[int, Row]) -> SegmentRef:
     """Write ``rows`` as a new segment at ``root/path`` (which must not exist yet)."""
     index, payload = encode_rows(rows)
-    group = zarr.open_group(str(root / path), mode="w-")
-    _write_array(group, "index", index)
-    _write_array(group, "payload", payload)
-    return SegmentRef(path, digest_arrays(index, payload), len(rows),
-                      int(index.nbytes + payload.nbytes))
+    return write_arrays(root, path, {"index": index, "payload": payload}, len(rows))
 
 
 def read_segment(root: Path, ref: SegmentRef) -> dict[int, Row]:
-    """Read and check a segment; raise :class:`SegmentError` if it is not what ``ref`` says."""
-    try:
-        group = zarr.open_group(str(root / ref.path), mode="r")
-        index = group["index"][:]
-        payload = group["payload"][:]
-    except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
-        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})") from exc
-    if digest_arrays(index, payload) != ref.digest:
-        raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
-                           "(changed or damaged after it was committed)")
-    return decode_rows(index, payload)
+    """Read and check a segment of rows (see :func:`read_arrays`)."""
+    arrays = read_arrays(root, ref, ("index", "payload"))
+    return decode_rows(arrays["index"], arrays["payload"])

@@ -1,8 +1,8 @@
 """The run store: everything a long exact solve needs to survive a crash and resume.
 
 ```
-RUN/run.json         immutable: problem, system digest, plan token, parameters, versions
-RUN/plan.json        the plan (order, blocks, touches): pure data, hashed by its token
+RUN/run.json         immutable: problem, engine, system digest, plan token, parameters, versions
+RUN/plan.json        elimination engine: the plan (order, blocks, touches), hashed by its token
 RUN/rows/...         Zarr v3 segments, written once, one writer each (see segments.py)
 RUN/manifest/NNNNNN.json   numbered manifests, created exclusively, never rewritten
 RUN/manifest/CURRENT       the number of the newest manifest (temp file, fsync, rename)
@@ -110,16 +110,24 @@ class Manifest:
 class RunStore:
     """One run directory. Create with :meth:`create`, reopen with :meth:`open`."""
 
-    def __init__(self, root: Path, run: dict[str, Any], plan: EliminationPlan) -> None:
+    def __init__(self, root: Path, run: dict[str, Any], plan: EliminationPlan | None) -> None:
         self.root = root
         self.run = run
         self.plan = plan
 
+    @property
+    def engine(self) -> str:
+        """The exact engine the run uses: ``elimination``, ``modular`` or ``crt``."""
+        return str(self.run.get("engine", "elimination"))
+
     # ----------------------------------------------------------------- create / open
     @classmethod
-    def create(cls, root: str | Path, run: dict[str, Any], plan: EliminationPlan,
-               initial: dict[int, dict[int, dict]]) -> RunStore:
-        """A new store for ``plan`` with the initial rows of every group.
+    def create(cls, root: str | Path, run: dict[str, Any], plan: EliminationPlan | None = None,
+               initial: dict[int, dict[int, dict]] | None = None,
+               extra: dict[str, Any] | None = None) -> RunStore:
+        """A new store: for the elimination engine with ``plan`` and the initial rows of
+        every group; for the modular engines with no plan (their state lives in the
+        manifests' ``extra``, starting from ``extra``).
 
         Refuses a folder that already holds a run (resume it instead) or other files.
         """
@@ -131,15 +139,21 @@ class RunStore:
             raise StoreError(f"{root} is not empty and holds no run; choose an empty or new folder")
         (root / "manifest").mkdir(parents=True, exist_ok=True)
         (root / "rows").mkdir(exist_ok=True)
-        plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
-                     "touches": [list(t) for t in plan.touches], "system_digest": plan.system_digest,
-                     "updates": plan.updates, "fill": plan.fill, "token": plan.token}
-        write_json_atomically(root / "plan.json", plan_json, exclusive=True)
-        groups = {j: (-1, write_segment(root, f"rows/g{j}/init", rows)) for j, rows in initial.items()}
-        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "plan_token": plan.token,
+        groups: dict[int, tuple[int, SegmentRef]] = {}
+        token = None
+        if plan is not None:
+            plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
+                         "touches": [list(t) for t in plan.touches],
+                         "system_digest": plan.system_digest, "updates": plan.updates,
+                         "fill": plan.fill, "token": plan.token}
+            write_json_atomically(root / "plan.json", plan_json, exclusive=True)
+            groups = {j: (-1, write_segment(root, f"rows/g{j}/init", rows))
+                      for j, rows in (initial or {}).items()}
+            token = plan.token
+        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "plan_token": token,
                                                   "created": time.time()}, exclusive=True)
         store = cls(root, json.loads((root / "run.json").read_text()), plan)
-        store.commit(Manifest(seq=0, groups=groups, factored={}, done=set()))
+        store.commit(Manifest(seq=0, groups=groups, factored={}, done=set(), extra=extra or {}))
         return store
 
     @classmethod
@@ -151,11 +165,16 @@ class RunStore:
                              "'ladders solve BOARD --checkpoint DIR'")
         try:
             run = json.loads((root / "run.json").read_text())
-            data = json.loads((root / "plan.json").read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{root}: run.json or plan.json is unreadable ({exc})") from exc
+            raise StoreError(f"{root}: run.json is unreadable ({exc})") from exc
         if run.get("format") != FORMAT:
             raise StoreError(f"{root}: store format {run.get('format')} is not {FORMAT}")
+        if run.get("plan_token") is None:
+            return cls(root, run, None)  # a modular run: no elimination plan
+        try:
+            data = json.loads((root / "plan.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{root}: plan.json is unreadable ({exc})") from exc
         plan = EliminationPlan(order=tuple(data["order"]),
                                blocks=tuple(tuple(b) for b in data["blocks"]),
                                touches=tuple(tuple(t) for t in data["touches"]),

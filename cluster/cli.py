@@ -14,7 +14,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +57,12 @@ class LaddersGroup(click.Group):
             sys.exit(EXIT_BAD_INPUT if isinstance(exc, StoreError) else EXIT_FAILED)
         except ArithmeticError as exc:
             click.echo(f"ladders: error: exact arithmetic failed: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        except Exception as exc:  # a bug: still one line, with a way to see the traceback
+            if os.environ.get("LADDERS_DEBUG"):
+                raise
+            click.echo(f"ladders: internal error: {type(exc).__name__}: {exc} (please report it; "
+                       "LADDERS_DEBUG=1 shows the traceback)", err=True)
             sys.exit(EXIT_FAILED)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -382,11 +387,16 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
 @cli.command()
 @board_options
 @players_option()
-@click.option("--engine", type=click.Choice(["elimination"]), default="elimination", show_default=True,
-              help="Exact engine: column-block fraction-free elimination.")
+@click.option("--engine", type=click.Choice(["modular", "elimination", "crt"]), default="modular",
+              show_default=True,
+              help="Exact engine: modular = p-adic lifting in this process, certified (seconds "
+              "on the full board); elimination = column-block fraction-free elimination as Dask "
+              "tasks; crt = batches of primes as Dask tasks, Chinese remaindering, certified.")
 @click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
-              show_default=True, help="Where the blocks run: auto = in memory for small "
-              "problems, else a Dask cluster.")
+              show_default=True, help="elimination and crt: where the tasks run; auto = in "
+              "memory for small problems, else a Dask cluster.")
+@click.option("--seed", type=int, default=None,
+              help="modular and crt: seed of the random primes (default: fresh ones).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
               help="Run store folder (Zarr): the solve survives interruption, see 'ladders resume'.")
 @cluster_options
@@ -395,44 +405,67 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
 @click.option("--order", type=click.Choice(["auto", "far", "labels"]), default="auto",
               show_default=True, help="Pivot order: far = farthest states first, labels = "
               "the published right-to-left order, auto = whichever needs fewer updates.")
+@click.option("--batch-primes", type=click.IntRange(min=1), default=None,
+              help="crt: primes per task [default: 32, about 5 s of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
-              help="Two players, small boards: write every P(a,b) as JSON lines (.gz to compress).")
+              help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
+              "modular and crt engines.")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
-          checkpoint: str | None, scheduler: str | None, scheduler_file: str | None,
-          workers: int | None, block_size: int | None, order: str | None,
-          table_path: str | None, as_json: bool) -> int:
-    """Exact win probability of every seat, verified against bounds and modular solves.
+          seed: int | None, checkpoint: str | None, scheduler: str | None,
+          scheduler_file: str | None, workers: int | None, block_size: int | None,
+          order: str | None, batch_primes: int | None, table_path: str | None,
+          as_json: bool) -> int:
+    """Exact win probability of every seat, certified and checked against the bounds.
 
     The race becomes a sparse integer system (two players: P(a,b), the published
-    formulation; more: the round formulation), eliminated fraction-free in column
-    blocks with the wanted unknown last. Blocks run as Dask tasks on a local cluster
-    (or --scheduler), checkpointing into --checkpoint DIR so that a crash or Ctrl-C
-    loses at most the tasks in flight; 'ladders resume DIR' continues.
+    formulation; more: the round formulation). The default modular engine factors it
+    once modulo a word-size prime, lifts the solution p-adically, reconstructs the
+    fractions and certifies them: A x = b is checked exactly for every unknown.
+
+    The elimination engine eliminates fraction-free in column blocks with the wanted
+    unknown last; the crt engine solves modulo batches of primes. Both run as Dask
+    tasks on a local cluster (or --scheduler) and checkpoint into --checkpoint DIR, so
+    that a crash or Ctrl-C loses at most the tasks in flight; 'ladders resume DIR'
+    continues.
 
     \b
     Examples:
+      ladders solve hasbro                                # all 4,453 digits in seconds
+      ladders solve hasbro --table p.jsonl.gz             # ... and all 6,561 P(a,b)
       ladders solve tiny10 --players 3
-      ladders solve hasbro --checkpoint runs/hasbro --workers 2
-      ladders solve hasbro --scheduler tcp://10.0.0.5:8786 --checkpoint /shared/runs/h
+      ladders solve hasbro --engine elimination --checkpoint runs/hasbro --workers 2
+      ladders solve hasbro --engine crt --scheduler tcp://10.0.0.5:8786 --checkpoint /shared/h
     """
     from cluster.run import Problem
     from cluster.run import solve as run_solve
     b = open_board(board, rule, die)
     spec = make_spec(scheduler, scheduler_file, workers)
-    problem = Problem.build(b, players)
+    if engine == "modular" and (spec.remote or workers or executor != "auto"):
+        raise click.UsageError("the modular engine runs in this process: --scheduler, --workers "
+                               "and --executor are for --engine elimination or crt")
+    if engine != "elimination" and (block_size or order != "auto"):
+        raise click.UsageError("--block-size and --order are for --engine elimination")
+    if batch_primes and engine != "crt":
+        raise click.UsageError("--batch-primes is for --engine crt")
     if table_path:
         if players != 2:
             raise click.UsageError("--table is for two players")
-        if problem.system.size > 20_000:
-            raise click.UsageError("--table solves the whole table in memory; this board is too large")
-        return _solve_table(problem, Path(table_path), as_json)
+        if engine == "elimination":
+            raise click.UsageError("--table needs every unknown: use --engine modular (the default) or crt")
+    problem = Problem.build(b, players)
     click.echo(f"solving {problem.system.description}: {problem.system.size:,} unknowns, "
-               f"{problem.system.nnz:,} nonzeros", err=True)
-    with _interruptible() as stop, _task_bar() as bar:
-        outcome = run_solve(problem, checkpoint=checkpoint, spec=spec, executor=executor,
-                            block_size=block_size, order=order, progress=bar, should_stop=stop)
-    return _report(outcome, as_json)
+               f"{problem.system.nnz:,} nonzeros ({engine} engine)", err=True)
+    with _interruptible() as stop, _task_bar(engine) as bar:
+        outcome = run_solve(problem, engine=engine, checkpoint=checkpoint, spec=spec,
+                            executor=executor, block_size=block_size, order=order,
+                            table=bool(table_path), seed=seed, batch_primes=batch_primes,
+                            progress=bar, should_stop=stop)
+    code = _report(outcome, as_json)
+    if table_path and outcome.table is not None:
+        _write_table(Path(table_path), outcome.table)
+        click.echo(f"table: {len(outcome.table):,} values of P(a,b) written to {table_path}", err=True)
+    return code
 
 
 solve.epilog = EPILOG_BOARD
@@ -452,7 +485,9 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     """
     from cluster.run import resume as run_resume
     spec = make_spec(scheduler, scheduler_file, workers)
-    with _interruptible() as stop, _task_bar() as bar:
+    from checkpoints.store import RunStore
+    engine = RunStore.open(store).engine
+    with _interruptible() as stop, _task_bar(engine) as bar:
         outcome = run_resume(store, spec=spec, executor=executor, progress=bar, should_stop=stop)
     return _report(outcome, as_json)
 
@@ -468,12 +503,22 @@ def status(store: str, as_json: bool) -> None:
     from cluster.run import status as run_status
     st = run_status(store)
     b = st["problem"]["board"]
+    if st["engine"] == "elimination":
+        done = (f"{st['tasks_done']}/{st['tasks_total']} tasks, "
+                f"{st['blocks_done']}/{st['blocks_total']} blocks")
+        digits = f"up to {st['digits_so_far']:,} in the rows so far"
+    elif st["engine"] == "crt":
+        done = f"{st['batches_done']} batches ({st['primes_done']:,} primes)"
+        digits = f"modulus of {st['digits_so_far']:,} digits so far"
+    else:
+        done = "solved" if st["tasks_done"] else "not solved"
+        digits = "-"
     lines = [f"store     {st['store']}",
              f"problem   {b['name']}, {st['problem']['players']} players, {st['unknowns']:,} unknowns",
+             f"engine    {st['engine']}",
              f"state     {st['state']}",
-             f"progress  {st['tasks_done']}/{st['tasks_total']} tasks, "
-             f"{st['blocks_done']}/{st['blocks_total']} blocks",
-             f"digits    up to {st['digits_so_far']:,} so far",
+             f"progress  {done}",
+             f"digits    {digits}",
              f"elapsed   {st['elapsed_seconds']:.1f} s of solving",
              f"size      {st['store_bytes'] / 1e6:.1f} MB"]
     if st["result"]:
@@ -487,29 +532,26 @@ def status(store: str, as_json: bool) -> None:
 @click.argument("store", type=click.Path(file_okay=False))
 @click.option("--primes", type=click.IntRange(min=1), default=2, show_default=True,
               help="Independent solves modulo random 61-bit primes.")
+@click.option("--cross/--no-cross", default=None,
+              help="Solve again with the other kind of engine and compare: modular for an "
+              "elimination run (seconds), elimination for a modular or crt run [default: "
+              "always for elimination runs, for the others only where elimination is quick].")
 @json_option
-def verify(store: str, primes: int, as_json: bool) -> None:
-    """Check a finished run again: Markov bounds and modular solves, exactly.
+def verify(store: str, primes: int, cross: bool | None, as_json: bool) -> None:
+    """Check a finished run again: Markov bounds, modular solves and the other engine.
 
     Example: ladders verify runs/hasbro --primes 3
     """
     from cluster.run import verify_stored
     from solver.exact import fraction_to_decimal
     t0 = time.perf_counter()
-    res = verify_stored(store, primes=primes)
+    res = verify_stored(store, primes=primes, cross=cross)
     rep = res["report"]
     data = {"seats": [{"seat": j + 1, "decimal": fraction_to_decimal(p, 50)}
-                      for j, p in enumerate(res["seats"])], "verified": rep,
-            "seconds": round(time.perf_counter() - t0, 2)}
-    bounds, modular = rep["bounds"], rep["modular"]
-    lines = [f"seat 1 = {data['seats'][0]['decimal']}...",
-             f"bounds:  inside the Markov bounds after {bounds['moves']} moves, "
-             f"{bounds['digits']} digits agree: {'PASS' if bounds['passed'] else 'FAIL'}",
-             "modular: " + ", ".join(f"p={m['prime']} {'agrees' if m['agree'] else 'DISAGREES'}"
-                                      for m in modular["primes"])]
-    if "matches_complete_json" in rep:
-        lines.append(f"COMPLETE.json holds the same fraction: {rep['matches_complete_json']}")
-    lines.append("verified" if rep["passed"] else "VERIFICATION FAILED")
+                      for j, p in enumerate(res["seats"])], "engine": res["engine"],
+            "verified": rep, "seconds": round(time.perf_counter() - t0, 2)}
+    lines = [f"seat 1 = {data['seats'][0]['decimal']}... ({res['engine']} engine)"]
+    lines += verification_lines(rep)
     emit(data, as_json, "\n".join(lines))
     if not rep["passed"]:
         raise click.ClickException(f"verification of {store} failed")
@@ -537,7 +579,13 @@ class _interruptible:
 
 
 class _task_bar:
-    """tqdm bar on stderr: tasks done, elapsed, estimate, digits of the integers so far."""
+    """tqdm bar on stderr: tasks (or lifting steps) done, elapsed, estimate, digits so far."""
+
+    UNITS = {"elimination": ("tasks", "task"), "crt": ("batches", "batch"),
+             "modular": ("lifting", "step")}
+
+    def __init__(self, engine: str = "elimination") -> None:
+        self.desc, self.unit = self.UNITS.get(engine, self.UNITS["elimination"])
 
     def __enter__(self) -> Any:
         self.bar = None
@@ -545,29 +593,16 @@ class _task_bar:
         def step(done: int, total: int, digits: int) -> None:
             if self.bar is None:
                 from tqdm import tqdm
-                self.bar = tqdm(total=total, desc="tasks", unit="task", file=sys.stderr,
-                                mininterval=0.5, dynamic_ncols=True)
-            self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
+                self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
+                                file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+            if digits:
+                self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
             self.bar.update(done - self.bar.n)
         return step
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-@dataclass
-class _Outcome:
-    """The parts of a solve that :func:`_report` prints (see ``cluster.run.SolveOutcome``)."""
-
-    problem: Any
-    seats: list[Any]
-    seconds: float
-    executor: str
-    verified: dict[str, Any]
-    interrupted: bool = False
-    store: Path | None = None
-    startup_seconds: float = 0.0
 
 
 def _report(outcome: Any, as_json: bool) -> int:
@@ -588,44 +623,55 @@ def _report(outcome: Any, as_json: bool) -> int:
         "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50)}
                   for j, p in enumerate(seats)],
         "digits": digit_counts(seats[0]),
-        "engine": "elimination",
+        "engine": outcome.engine,
         "executor": outcome.executor,
         "seconds": round(outcome.seconds, 3),
         "startup_seconds": round(outcome.startup_seconds, 3),
         "verified": verified,
+        **({"details": outcome.details} if outcome.details else {}),
     }
     if outcome.store is not None:
         data["store"] = {"path": str(outcome.store), "bytes": outcome.store_bytes,
                          "tasks_run": outcome.tasks_run, "tasks_total": outcome.tasks_total}
     dg = data["digits"]
-    bounds, modular = verified["bounds"], verified["modular"]
     lines = [f"{outcome.problem.board.name}, {outcome.problem.players} players "
-             f"(exact, {outcome.seconds:.2f} s, {outcome.executor}):"]
+             f"(exact, {outcome.engine} engine, {outcome.seconds:.2f} s):"]
     lines += [f"  seat {s['seat']}: {s['decimal']}" for s in data["seats"]]
     lines.append(f"seat 1 = {_short(data['seats'][0]['exact'])}")
     lines.append(f"        ({dg['numerator']:,} digits / {dg['denominator']:,} digits)")
-    lines.append(f"verified: inside the Markov bounds after {bounds['moves']} moves with "
-                 f"{bounds['digits']} digits agreeing, and modulo "
-                 + ", ".join(str(m["prime"]) for m in modular["primes"]) + ": "
-                 + ("PASS" if verified["passed"] else "FAIL"))
+    lines += ["verified:"] + [f"  {line}" for line in verification_lines(verified)]
     emit(data, as_json, "\n".join(lines))
     if not verified["passed"]:
         raise click.ClickException("verification FAILED: the result is not trustworthy")
     return 0
 
 
-def _solve_table(problem: Any, path: Path, as_json: bool) -> int:
-    """Two players: every P(a,b) (full exact solve in memory), verified, to ``path``."""
-    from cluster.run import verify_answer
-    from solver.race import solve_race
-    t0 = time.perf_counter()
-    result = solve_race(problem.chain, 2, table=True)
-    seconds = time.perf_counter() - t0
-    _write_table(path, result.table)
-    out = _Outcome(problem, result.seats, seconds, "serial", verify_answer(problem, result.seats))
-    code = _report(out, as_json)
-    click.echo(f"table: {len(result.table):,} values of P(a,b) written to {path}", err=True)
-    return code
+def verification_lines(report: dict[str, Any]) -> list[str]:
+    """One line per check that ran (see ``cluster.run.verify_answer``), then the verdict."""
+    def mark(ok: bool) -> str:
+        return "PASS" if ok else "FAIL"
+    lines = []
+    b = report["bounds"]
+    lines.append(f"bounds       inside the Markov bounds after {b['moves']} moves, {b['digits']} "
+                 f"digits agree: {mark(b['passed'])}")
+    if "modular" in report:
+        m = report["modular"]
+        lines.append("modular      " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
+                                                for x in m["primes"]) + f": {mark(m['passed'])}")
+    if "certificate" in report:
+        c = report["certificate"]
+        lines.append(f"certificate  {c['what']}, D of {c['denominator_digits']:,} digits: "
+                     f"{mark(c['passed'])}")
+    if "cross" in report:
+        x = report["cross"]
+        lines.append(f"cross        the {x['engine']} engine: " +
+                     (f"skipped ({x['reason']})" if x.get("skipped") else
+                      f"{'same fraction' if x['passed'] else 'DIFFERENT fraction'} "
+                      f"({x['seconds']:.1f} s): {mark(x['passed'])}"))
+    if "matches_complete_json" in report:
+        lines.append(f"store        COMPLETE.json holds the same fraction: {report['matches_complete_json']}")
+    lines.append("verified" if report["passed"] else "VERIFICATION FAILED")
+    return lines
 
 
 def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:

@@ -101,6 +101,18 @@ _PRESETS: dict[str, tuple[int, int, int, str, tuple[tuple[int, int], ...]]] = {
 }
 
 
+def board_to_json(board: Board) -> dict[str, object]:
+    """The board as plain JSON data (for run stores): :func:`board_from_json` inverts it."""
+    return {"name": board.name, "start": board.start, "end": board.end, "die": board.die,
+            "rule": board.rule, "jumps": [list(j) for j in board.jumps]}
+
+
+def board_from_json(data: dict) -> Board:
+    """Rebuild (and validate again) a board written by :func:`board_to_json`."""
+    return make_board(str(data["name"]), int(data["start"]), int(data["end"]), int(data["die"]),
+                      str(data["rule"]), [(int(a), int(b)) for a, b in data["jumps"]])
+
+
 def preset_names() -> list[str]:
     """Names of the built-in boards."""
     return list(_PRESETS)

@@ -13,8 +13,9 @@ For ``A x = b`` with small integer ``A`` (every system of :mod:`solver.race`):
 3. **Rational reconstruction with early termination.** Every ``chunk`` steps the
    target's ``X`` is turned into the fraction ``u/D`` with ``u = D X (mod M)`` and
    ``|u|, D < sqrt(M/2)`` (Wang's half extended Euclid). The fraction is unique when
-   ``2 |u| D < M``; one found with ``MARGIN_BITS`` bits to spare is taken as a
-   *candidate*. That is a heuristic stop, never an answer: step 4 decides.
+   ``2 |u| D < M``; one found with ``MARGIN_BITS`` bits to spare, together with random
+   combinations of the unknowns (:func:`combination_weights`), gives a *candidate*
+   common denominator D. That is a heuristic stop, never an answer: step 4 decides.
 4. **Certificate.** If D is a common denominator, ``N = D x`` is an integer vector with
    ``A N = D b``. Lifting that system with digits in ``(-p/2, p/2]`` ends with a residual
    of exactly zero after about ``log_p |N|`` steps (the right-hand side ``D b`` is kept
@@ -54,6 +55,8 @@ MARGIN_BITS = 64
 CHUNK = 64
 #: Primes tried before giving up (a prime fails only if it divides a pivot).
 MAX_PRIME_TRIES = 20
+#: Random combinations reconstructed beside the target to find the common denominator.
+COMBINATIONS = 6
 #: Steps the certificate's lifting may take beyond the digits of ``D b``: covers
 #: ``log_p max|x_j|`` and the last carries.
 EXTRA_STEPS = 16
@@ -222,11 +225,24 @@ def _base_p_digits(value: mpz, p: int) -> list[int]:
 
 
 @dataclass
-class _Lifter:
-    """The factored, permuted system of one solve (see :func:`solve_dixon`)."""
+class Lifter:
+    """A system factored modulo one prime, in pivot-order indexing: the lifting loop and
+    the certificate (module docstring, steps 2 and 4)."""
 
     lu: LUFactors
     a: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @classmethod
+    def factor(cls, system: LinearSystem, order: Sequence[int], rng: random.Random) -> Lifter:
+        """Factor ``system`` in ``order`` (target last) modulo a random prime."""
+        if order[-1] != system.target:
+            raise ValueError("the pivot order must end with the target unknown")
+        lu = factor_with_random_prime(system, order, rng)
+        return cls(lu, permute_csr(system.indptr, system.indices, system.data, lu.order))
+
+    def rhs(self, system: LinearSystem, k: int) -> np.ndarray:
+        """Right-hand side k in pivot-order indexing."""
+        return np.ascontiguousarray(system.rhs[self.lu.order, k], dtype=np.int64)
 
     def lift(self, r: np.ndarray, steps: int) -> np.ndarray:
         """``steps`` Dixon digits of ``A' x = r`` (``r`` updated in place)."""
@@ -236,9 +252,9 @@ class _Lifter:
               lu.dinv, lu.p, *self.a, r, block)
         return block
 
-    def certify(self, b: np.ndarray, den: mpz) -> tuple[np.ndarray, int] | None:
-        """Digits of ``N = D x`` with ``A' N = D b`` exactly, or None if D is not a
-        common denominator (module docstring, step 4)."""
+    def certify(self, b: np.ndarray, den: mpz, lifting_steps: int = 0) -> CertifiedColumn | None:
+        """``x = N / D`` with ``A' N = D b`` checked exactly, or None if ``den`` is not a
+        common denominator of the solution (module docstring, step 4)."""
         lu = self.lu
         ddig = np.asarray(_base_p_digits(den, lu.p), dtype=np.int64)
         rhs_digits = np.outer(ddig, b)  # digits of D b_i: b_i times D's digits
@@ -247,7 +263,19 @@ class _Lifter:
                               lu.u_data, lu.dinv, lu.p, *self.a, rhs_digits, out)
         if steps < 0 or not residual_is_zero(*self.a, out[:steps], rhs_digits, lu.p):
             return None
-        return out[:steps], steps
+        digits = out[:steps]
+        return CertifiedColumn(den, _horner(digits[:, -1].tolist(), lu.p), digits, lu.order,
+                               lu.p, lifting_steps, steps)
+
+
+def combination_weights(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, 1 + COMBINATIONS)`` weights of the linear forms whose denominators give the
+    candidate D: the target (last in pivot order) and random combinations
+    ``sum_j c_j x_j``. The lcm of their denominators is the common denominator of every
+    unknown (on hasbro 6 times the target's own) unless every combination misses the
+    same prime factor q, which happens with probability ``q^-COMBINATIONS``."""
+    return np.stack([np.eye(1, n, n - 1, dtype=np.int64)[0]]
+                    + [rng.integers(1, 1 << 16, size=n) for _ in range(COMBINATIONS)], axis=1)
 
 
 def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, seed: int | None = None,
@@ -263,26 +291,17 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
     """
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    order = list(order) if order is not None else pivot_order(system, "labels")
-    if order[-1] != system.target:
-        raise ValueError("the pivot order must end with the target unknown")
-    lu = factor_with_random_prime(system, order, rng)
-    p = lu.p
-    nrng = np.random.default_rng(rng.getrandbits(64))
-    lifter = _Lifter(lu, permute_csr(system.indptr, system.indices, system.data, lu.order))
+    lifter = Lifter.factor(system, list(order) if order is not None else pivot_order(system, "labels"),
+                           rng)
+    p = lifter.lu.p
+    weights = combination_weights(system.size, np.random.default_rng(rng.getrandbits(64)))
     seconds = {"factor": time.perf_counter() - t0, "lift": 0.0, "reconstruct": 0.0, "certify": 0.0}
-    n = system.size
     columns = []
     rejected = 0
     for k in range(system.columns):
-        b = np.ascontiguousarray(system.rhs[lu.order, k], dtype=np.int64)
+        b = lifter.rhs(system, k)
         r = b.copy()
         chunks: list[np.ndarray] = []
-        # the target and two random combinations sum_j c_j x_j: the lcm of their
-        # denominators is, with high probability, the common denominator of every unknown
-        # (on hasbro it is 6 times the target's own)
-        weights = np.stack([np.eye(1, n, n - 1, dtype=np.int64)[0]]
-                           + [nrng.integers(1, 1 << 16, size=n) for _ in range(2)], axis=1)
         sums = [mpz(0)] * weights.shape[1]
         done = 0
         tried: set[mpz] = set()
@@ -300,34 +319,33 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
                 progress(k, done)
             t = time.perf_counter()
             m = mpz(p) ** done
-            den = _candidate_denominator(sums, m, margin_bits)
+            den = candidate_denominator(sums, m, margin_bits)
             seconds["reconstruct"] += time.perf_counter() - t
             if den is None or den in tried:
                 continue
             tried.add(den)
             t = time.perf_counter()
-            found = lifter.certify(b, den)
+            found = lifter.certify(b, den, done)
             if found is None:
                 # the combinations missed a factor of some unknown's denominator: take
                 # the lcm of every unknown's reconstructed denominator and try that
                 den = _common_denominator(np.vstack(chunks), p, den)
                 if den is not None and den not in tried:
                     tried.add(den)
-                    found = lifter.certify(b, den)
+                    found = lifter.certify(b, den, done)
             seconds["certify"] += time.perf_counter() - t
             if found is None:
                 rejected += 1
                 continue
-            digits, steps = found
-            columns.append(CertifiedColumn(den, _horner(digits[:, n - 1].tolist(), p), digits,
-                                           lu.order, p, done, steps))
+            columns.append(found)
             break
-    return DixonResult(columns, p, lu.nnz, rejected, seconds)
+    return DixonResult(columns, p, lifter.lu.nnz, rejected, seconds)
 
 
-def _candidate_denominator(sums: list[mpz], m: mpz, margin_bits: int) -> mpz | None:
+def candidate_denominator(sums: list[mpz], m: mpz, margin_bits: int) -> mpz | None:
     """lcm of the denominators of ``sums`` reconstructed modulo m, or None unless every
-    reconstruction leaves ``margin_bits`` spare bits (module docstring, step 3)."""
+    reconstruction leaves ``margin_bits`` spare bits (module docstring, step 3). The
+    target comes first: while it fails, the others cost nothing."""
     den = mpz(1)
     for x in sums:
         rr = rational_reconstruction(x, m)

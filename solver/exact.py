@@ -17,6 +17,7 @@ __all__ = [
     "gcd",
     "isqrt",
     "next_prime",
+    "prev_prime",
     "divexact",
     "is_divisible",
     "fraction_to_str",
@@ -31,6 +32,7 @@ __all__ = [
 gcd = gmpy2.gcd
 isqrt = gmpy2.isqrt
 next_prime = gmpy2.next_prime
+prev_prime = gmpy2.prev_prime
 divexact = gmpy2.divexact
 is_divisible = gmpy2.is_divisible
 

@@ -59,10 +59,11 @@ def test_simulate_is_reproducible() -> None:
 def test_solve_json_and_table(tmp_path) -> None:
     table = tmp_path / "p.jsonl.gz"
     data = run("solve", "tiny10", "--players", "2", "--table", str(table))
-    assert data["players"] == 2 and data["engine"] == "elimination"
+    assert data["players"] == 2 and data["engine"] == "modular"
     assert data["seats"][0]["exact"] == "30799/57720"
     assert data["digits"] == {"numerator": 5, "denominator": 5}
     assert data["verified"]["passed"] is True
+    assert data["verified"]["certificate"]["passed"] is True
     lines = gzip.decompress(table.read_bytes()).decode().splitlines()
     rows = [json.loads(x) for x in lines]
     assert rows[0] == {"a": 0, "b": 0, "exact": "30799/57720"}
@@ -72,6 +73,15 @@ def test_solve_json_and_table(tmp_path) -> None:
 def test_solve_three_players_sum_to_one() -> None:
     data = run("solve", "tiny10", "--players", "3")
     assert sum((str_to_fraction(s["exact"]) for s in data["seats"]), mpq(0)) == 1
+
+
+@pytest.mark.parametrize("engine", ["modular", "elimination"])
+def test_every_engine_gives_the_same_fraction(engine: str) -> None:
+    data = run("solve", "tiny10", "--engine", engine)
+    assert data["engine"] == engine and data["seats"][0]["exact"] == "30799/57720"
+    other = "elimination" if engine == "modular" else "modular"
+    tiers = data["verified"]
+    assert tiers["passed"] and ("certificate" in tiers or tiers["cross"]["engine"] == other)
 
 
 def test_coins_json_keys() -> None:
@@ -118,6 +128,8 @@ def test_bad_boards_through_the_real_program(tmp_path, text: str, message: str) 
     ["bounds", "hasbro"], ["bounds", "hasbro", "--moves", "0"], ["stats", "nosuch"],
     ["solve", "tiny10", "--players", "9"], ["coins", "--a", "-1"], ["show", "tiny10", "--die", "1"],
     ["solve", "tiny10", "-k", "3", "--table", "x.jsonl"], ["nosuchcommand"],
+    ["solve", "tiny10", "--engine", "elimination", "--table", "x.jsonl"],
+    ["solve", "tiny10", "--workers", "2"], ["solve", "tiny10", "--order", "far"],
 ])
 def test_usage_errors_are_one_line_with_exit_2(args: list[str]) -> None:
     result = CliRunner().invoke(cli, args)

@@ -42,13 +42,14 @@ def finish(args: list[str]) -> dict:
 
 
 def reference(board: str) -> str:
-    return finish(["solve", board, "--executor", "serial"])["seats"][0]["exact"]
+    return finish(["solve", board])["seats"][0]["exact"]
 
 
 def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra: list[str]) -> None:
     rng = random.Random(seed)
     store = tmp_path / f"run{seed}"
-    proc = start(["solve", board, "--checkpoint", str(store), "--executor", executor, *extra])
+    proc = start(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
+                  "--executor", executor, *extra])
     deadline = time.time() + 120
     # wait until some tasks are committed, then kill -9 the whole process group
     while time.time() < deadline:
@@ -79,7 +80,8 @@ def test_ctrl_c_and_sigterm_leave_a_resumable_store(tmp_path) -> None:
     board = board_file(tmp_path, 30)
     for sig in (signal.SIGINT, signal.SIGTERM):
         store = tmp_path / f"run-{sig.name}"
-        proc = start(["solve", board, "--checkpoint", str(store), "--executor", "serial"])
+        proc = start(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
+                      "--executor", "serial"])
         while not (store / "manifest" / "CURRENT").exists() or len(RunStore.open(store).current().done) < 3:
             time.sleep(0.1)
         proc.send_signal(sig)
@@ -95,12 +97,14 @@ def test_ctrl_c_and_sigterm_leave_a_resumable_store(tmp_path) -> None:
 def test_status_and_verify_of_a_finished_run(tmp_path) -> None:
     store = tmp_path / "run"
     board = board_file(tmp_path, 20)
-    solved = finish(["solve", board, "--checkpoint", str(store), "--executor", "serial"])
+    solved = finish(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
+                     "--executor", "serial"])
     st = finish(["status", str(store)])
     assert st["state"] == "complete" and st["tasks_done"] == st["tasks_total"]
     assert st["result"]["seats"][0] == solved["seats"][0]["exact"]
     ver = finish(["verify", str(store), "--primes", "2"])
     assert ver["verified"]["passed"] and len(ver["verified"]["modular"]["primes"]) == 2
+    assert ver["verified"]["cross"] == {**ver["verified"]["cross"], "engine": "modular", "passed": True}
     # a damaged committed segment makes verify fail with one line, no traceback
     manifest = RunStore.open(store).current()
     seg = next(iter(manifest.factored.values()))

@@ -1,0 +1,109 @@
+"""Batches of primes for the ``crt`` engine: the task a worker runs, and its residues.
+
+A batch is a list of primes. :func:`run_crt_batch` solves the run's system modulo each
+(:func:`solver.crt.solve_mod`) and writes one write-once segment
+``residues/bKKKKK-<attempt>`` with three plain arrays (crc32c on each chunk):
+
+- ``primes``   uint64 ``(B,)``
+- ``valid``    uint8 ``(B,)``: 0 where the prime divided a pivot (no residues)
+- ``residues`` uint32 ``(B, columns, n)``: ``x mod p`` in pivot-order indexing
+
+The driver commits a manifest listing the batch with the segment's digest; only then
+does the batch count. Like the elimination tasks, a batch run twice leaves one
+unreferenced segment, which :func:`clear_leftovers` removes on resume.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checkpoints.errors import StoreError
+from checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from checkpoints.store import Manifest, RunStore
+from solver.board import board_from_json
+from solver.chain import build_chain
+from solver.crt import solve_mod
+from solver.plan import pivot_order
+from solver.race import race_system
+from solver.system import LinearSystem
+
+RESIDUES = "residues"
+_SYSTEMS: dict[tuple[str, str], tuple[LinearSystem, np.ndarray]] = {}
+
+
+def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray]:
+    """The run's system and pivot order (target last), rebuilt from run.json and checked
+    against its digest; cached per worker process."""
+    key = (str(store.root), store.run["crt_token"])
+    if key not in _SYSTEMS:
+        problem = store.run["problem"]
+        system = race_system(build_chain(board_from_json(problem["board"])), int(problem["players"]))
+        if system.digest() != store.run["system_digest"]:
+            raise StoreError(f"{store.root}: the stored problem no longer builds the system it "
+                             "was solving (different ladders version?)")
+        _SYSTEMS[key] = (system, np.asarray(pivot_order(system, "labels"), dtype=np.int64))
+    return _SYSTEMS[key]
+
+
+def run_crt_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
+    """Solve the run's system modulo every prime of batch k; write its segment; return
+    a small receipt (no residues travel through the scheduler)."""
+    t0 = time.perf_counter()
+    store = RunStore.open(root)
+    if store.run.get("crt_token") != token:
+        raise StoreError(f"{root} holds another crt run than {token[:12]}")
+    system, order = crt_system(store)
+    residues = np.zeros((len(primes), system.columns, system.size), dtype=np.uint32)
+    valid = np.zeros(len(primes), dtype=np.uint8)
+    for i, p in enumerate(primes):
+        x = solve_mod(system, order, p)
+        if x is not None:
+            residues[i] = x
+            valid[i] = 1
+    ref = write_arrays(Path(root), f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
+                       {"primes": np.asarray(primes, dtype=np.uint64), "valid": valid,
+                        "residues": residues}, len(primes))
+    return {"k": k, "segment": ref.to_json(), "valid": int(valid.sum()),
+            "seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def read_batch(store: RunStore, ref: SegmentRef) -> list[tuple[int, np.ndarray]]:
+    """``(p, residues)`` of every valid prime of a committed batch (digest checked)."""
+    arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
+    return [(int(p), arrays["residues"][i]) for i, p in enumerate(arrays["primes"].tolist())
+            if arrays["valid"][i]]
+
+
+def committed_batches(manifest: Manifest) -> dict[int, SegmentRef]:
+    """Batch number -> segment, as the manifest lists them."""
+    return {int(k): SegmentRef.from_json(v) for k, v in manifest.extra.get("batches", {}).items()}
+
+
+def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits: int) -> Manifest:
+    """The manifest after batch ``receipt['k']`` finished (``bits``: size of the modulus)."""
+    batches = dict(manifest.extra.get("batches", {}))
+    batches[str(receipt["k"])] = receipt["segment"]
+    return Manifest(seq=manifest.seq + 1, groups={}, factored={}, done=set(),
+                    elapsed=manifest.elapsed + seconds, max_bits=bits,
+                    extra={**manifest.extra, "batches": batches})
+
+
+def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
+    """Delete residue segments no committed manifest lists (tasks in flight when a driver
+    died, or run twice). Returns how many."""
+    keep = {ref.path for ref in committed_batches(manifest).values()}
+    folder = store.root / RESIDUES
+    removed = 0
+    for seg in folder.iterdir() if folder.exists() else []:
+        if f"{RESIDUES}/{seg.name}" not in keep:
+            shutil.rmtree(seg, ignore_errors=True)
+            removed += 1
+    return removed

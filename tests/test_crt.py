@@ -1,0 +1,154 @@
+"""The crt engine: batches of primes in the run store, in process and on real Dask
+clusters, against the other engines; kill -9 and resume through the real program."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+
+from checkpoints.errors import SegmentError, StoreError
+from checkpoints.residues import committed_batches
+from checkpoints.store import RunStore
+from cluster.executor import ClusterSpec
+from cluster.run import Problem, resume, solve, verify_stored
+from examples import EXAMPLES, truncated
+from solver.crt import FormAccumulator, prime_sequence, solve_mod
+from solver.dixon import solve_dixon
+from solver.eliminate import eliminate_target
+from solver.exact import mpq, mpz
+from solver.plan import pivot_order
+from solver.race import race_system, seats_from_values
+
+LADDERS = [sys.executable, "-m", "cluster.cli"]
+
+
+def reference(problem: Problem) -> list[mpq]:
+    return seats_from_values(problem.system, problem.players, eliminate_target(problem.system))
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda e: e.name)
+def test_crt_equals_elimination_and_modular(tmp_path, ex) -> None:
+    problem = Problem.build(ex.board, ex.players)
+    out = solve(problem, engine="crt", executor="serial", seed=5, batch_primes=2,
+                checkpoint=str(tmp_path / "run"))
+    assert out.seats == reference(problem)
+    assert out.verified["passed"] and out.verified["certificate"]["passed"]
+    values = solve_dixon(problem.system, seed=9).values
+    assert out.seats == seats_from_values(problem.system, problem.players, values)
+    assert verify_stored(str(tmp_path / "run"), primes=1)["report"]["passed"]
+
+
+def test_crt_table_is_every_unknown(tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[4].board, 2)
+    out = solve(problem, engine="crt", executor="serial", seed=1, table=True)
+    x = solve_dixon(problem.system, seed=2).columns[0].solution()
+    assert out.table == {problem.system.labels[i]: x[i] for i in range(problem.system.size)}
+
+
+def test_residues_and_remainders() -> None:
+    system = race_system(Problem.build(EXAMPLES[0].board, 2).chain, 2)
+    order = pivot_order(system, "labels")
+    primes = prime_sequence(3, 4)
+    assert len(set(primes)) == 4 and primes == sorted(primes, reverse=True)
+    value = mpq(30799, 57720)
+    weights = np.eye(system.size, 1, -(system.size - 1), dtype=np.int64)  # the target alone
+    acc = FormAccumulator(1, weights)
+    for p in primes:
+        x = solve_mod(system, np.asarray(order), p)
+        assert int(x[0, -1]) == int(value.numerator) * pow(int(value.denominator), -1, p) % p
+        acc.add(p, x)
+    m = mpz(1)
+    for p in primes:
+        m *= p
+    assert acc.modulus == m
+    assert acc.values[0][0] == int(value.numerator) * pow(int(value.denominator), -1, int(m)) % m
+
+
+def test_crt_on_a_dask_cluster_then_resume(tmp_path) -> None:
+    problem = Problem.build(truncated("hasbro", 24), 2)
+    path = str(tmp_path / "run")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as lc, Client(lc):
+        calls = {"n": 0}
+
+        def stop_soon() -> bool:
+            calls["n"] += 1
+            return calls["n"] > 4
+        first = solve(problem, engine="crt", checkpoint=path, spec=ClusterSpec(scheduler=lc.scheduler_address),
+                      executor="dask", seed=2, batch_primes=1, should_stop=stop_soon)
+        assert first.interrupted and first.seats == []
+        done = len(committed_batches(RunStore.open(path).current()))
+        assert done >= 1
+        out = resume(path, spec=ClusterSpec(scheduler=lc.scheduler_address))
+    assert out.seats == reference(problem)
+    assert out.tasks_total >= done and out.verified["passed"]
+    with pytest.raises(StoreError, match="complete already"):
+        resume(path)
+
+
+def test_a_damaged_batch_is_refused(tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[4].board, 2)
+    path = tmp_path / "run"
+    calls = {"n": 0}
+
+    def stop_soon() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 3
+    solve(problem, engine="crt", executor="serial", seed=4, batch_primes=1, checkpoint=str(path),
+          should_stop=stop_soon)
+    ref = next(iter(committed_batches(RunStore.open(path).current()).values()))
+    chunk = path / ref.path / "residues" / "c" / "0" / "0" / "0"
+    data = bytearray(chunk.read_bytes())
+    data[-10] ^= 1
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(SegmentError):
+        resume(str(path))
+
+
+def _finish(args: list[str]) -> dict:
+    proc = subprocess.run(LADDERS + args + ["--json"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kill_9_then_resume_crt(tmp_path, seed: int) -> None:
+    from test_resume import board_file
+    board = board_file(tmp_path, 30)
+    store = tmp_path / "run"
+    rng = random.Random(seed)
+    args = ["solve", board, "--engine", "crt", "--executor", "serial", "--batch-primes", "1",
+            "--seed", "3", "--checkpoint", str(store)]
+    proc = subprocess.Popen(LADDERS + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    want = rng.randint(2, 20)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.05)
+        try:
+            if len(committed_batches(RunStore.open(store).current())) >= want:
+                break
+        except (StoreError, OSError, ValueError):
+            continue
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    at_kill = len(committed_batches(RunStore.open(store).current()))
+    resumed = _finish(["resume", str(store)])
+    whole = _finish(["solve", board, "--engine", "crt", "--executor", "serial", "--batch-primes",
+                     "1", "--seed", "3", "--checkpoint", str(tmp_path / "whole")])
+    assert resumed["seats"] == whole["seats"]
+    # the primes are fixed by the seed: a resume redoes no committed batch
+    assert resumed["store"]["tasks_run"] == whole["store"]["tasks_run"] - at_kill
+    assert not [p for p in (store / "residues").iterdir()
+                if p.name not in {r.path.split("/")[-1] for r in
+                                  committed_batches(RunStore.open(store).current()).values()}]
