@@ -14,11 +14,23 @@ round: seat j wins. In a round, seat j wins if seats before it do not finish and
 does: ``c_j(s) = prod_{i<j} (1 - R[s_i]) R[s_j]``; nobody finishes with the Kronecker
 transition ``Q (x) ... (x) Q``. So ``(I - Q^(x)k) V_j = c_j``: one matrix, k right-hand
 sides (scaled by ``d^k`` to integers), and the seats must sum to 1 exactly.
+
+``sym`` (any k; the default for three or more). Only ``V_j`` at the start is wanted,
+and the start ``(s0, ..., s0)`` is the same for every seat. Unrolling the round form,
+``V_j(start) = sum_t pi^(x)k M^(t-1) c_j`` with ``M = Q^(x)k`` and ``pi`` the start
+square: a symmetric tensor on the left, and ``M`` commutes with every permutation of
+the k factors. So ``c_j`` may be replaced by its symmetrization ``Sym c_j`` (the mean
+over the k! orders of its factors), and the solution ``Y = (I - M)^-1 Sym c_j`` is then
+a symmetric tensor: ``Y(s)`` depends only on the *multiset* of squares. One unknown per
+multiset: ``C(n + k - 1, k)`` instead of ``n^k`` (3 players on ``hasbro``: 92,251 instead
+of 531,441), equations ``k! d^k Y(m) - k! sum_t C^(x)k[m, t] Y(sort t) = sum_sigma
+c_j(m_sigma) d^k`` at each multiset m in sorted order, and ``V_j(start) = Y(s0, ..., s0)``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,17 +41,19 @@ from solver.eliminate import eliminate_target, solve_all
 from solver.exact import mpq
 from solver.system import LinearSystem
 
-FORMULATIONS = ("turn", "round")
+FORMULATIONS = ("turn", "round", "sym")
 
 
 def race_system(chain: AbsorbingChain, players: int, formulation: str | None = None) -> LinearSystem:
     """The LinearSystem of a ``players``-seat race on ``chain`` (see module docstring).
 
-    ``formulation`` defaults to ``turn`` for two players and ``round`` otherwise.
+    ``formulation`` defaults to ``turn`` for two players and ``sym`` otherwise.
     """
     if players < 2:
         raise ValueError(f"a race needs at least 2 players, got {players}")
-    formulation = formulation or ("turn" if players == 2 else "round")
+    formulation = formulation or ("turn" if players == 2 else "sym")
+    if formulation == "sym":
+        return _sym_system(chain, players)
     if formulation == "turn":
         if players != 2:
             raise ValueError("the 'turn' formulation is for two players; use 'round'")
@@ -98,6 +112,42 @@ def _round_system(chain: AbsorbingChain, k: int) -> LinearSystem:
     target = sum(s0 * n ** p for p in range(k))
     return LinearSystem.from_rows(rows, rhs, labels, target=target,
                                   description=f"{chain.board.name}: {k}-player race, round form")
+
+
+def _sym_system(chain: AbsorbingChain, k: int) -> LinearSystem:
+    n = len(chain.states)
+    d = chain.die
+    e = chain.finish
+    size = math.comb(n + k - 1, k)
+    if size > 5_000_000:
+        raise ValueError(f"{size:,} unknowns (multisets of {k} of {n} squares) is too large "
+                         "to build in memory")
+    multisets = list(itertools.combinations_with_replacement(range(n), k))
+    index = {m: i for i, m in enumerate(multisets)}
+    scale = math.factorial(k)
+    rows = []
+    rhs = np.zeros((size, k), dtype=np.int64)
+    for i, m in enumerate(multisets):
+        row: dict[int, int] = {i: scale * d ** k}
+        for targets in itertools.product(*(chain.moves[s] for s in m)):
+            weight = scale
+            for _, c in targets:
+                weight *= c
+            j = index[tuple(sorted(t for t, _ in targets))]
+            row[j] = row.get(j, 0) - weight
+        rows.append(list(row.items()))
+        for order in itertools.permutations(m):
+            # seat j finishes, the seats before it do not, the seats after it have not
+            # thrown yet: prod_{i<j} (d - e) * e * prod_{i>j} d, summed over the k! orders
+            stay = 1
+            for seat, s in enumerate(order):
+                rhs[i, seat] += stay * e[s] * d ** (k - 1 - seat)
+                stay *= d - e[s]
+    s0 = chain.start_index
+    labels = [tuple(sorted((chain.states[s] for s in m), reverse=True)) for m in multisets]
+    return LinearSystem.from_rows(rows, rhs, labels, target=index[(s0,) * k],
+                                  description=f"{chain.board.name}: {k}-player race, "
+                                              "symmetric round form")
 
 
 @dataclass(frozen=True)

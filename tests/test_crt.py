@@ -152,3 +152,13 @@ def test_kill_9_then_resume_crt(tmp_path, seed: int) -> None:
     assert not [p for p in (store / "residues").iterdir()
                 if p.name not in {r.path.split("/")[-1] for r in
                                   committed_batches(RunStore.open(store).current()).values()}]
+
+
+def test_verify_of_a_modular_run_cross_checks_with_elimination(tmp_path) -> None:
+    store = tmp_path / "run"
+    problem = Problem.build(EXAMPLES[4].board, 2)
+    out = solve(problem, engine="modular", checkpoint=str(store), seed=1)
+    assert out.store == store and RunStore.open(store).completed()["engine"] == "modular"
+    report = verify_stored(str(store), primes=1)["report"]
+    assert report["passed"] and report["cross"]["engine"] == "elimination"
+    assert report["cross"]["passed"] and report["matches_complete_json"]

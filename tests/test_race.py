@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +14,8 @@ from solver.chain import build_chain
 from solver.eliminate import eliminate_target, solve_all
 from solver.exact import mpq
 from solver.plan import make_plan
-from solver.race import race_system, solve_race
+from solver.dixon import solve_dixon
+from solver.race import race_system, seats_from_values, solve_race
 from strategies import small_boards
 
 
@@ -67,4 +70,30 @@ def test_order_must_end_with_the_target() -> None:
 def test_random_boards_match_the_oracle(board, players: int) -> None:
     seats = solve_race(build_chain(board), players).seats
     assert sum(seats, mpq(0)) == 1
+    assert seats == oracle_seats(board, players)
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda e: e.name)
+def test_every_formulation_gives_the_same_seats(ex) -> None:
+    chain = build_chain(ex.board)
+    forms = ["round", "sym"] + (["turn"] if ex.players == 2 else [])
+    answers = {f: solve_race(chain, ex.players, formulation=f).seats for f in forms}
+    assert all(a == answers["round"] for a in answers.values())
+
+
+def test_symmetric_form_has_one_unknown_per_multiset() -> None:
+    chain = build_chain(EXAMPLES[1].board)
+    n = len(chain.states)
+    for k in (2, 3, 4):
+        system = race_system(chain, k, "sym")
+        assert system.size == math.comb(n + k - 1, k)
+        assert system.labels[system.target] == (chain.board.start,) * k
+        assert all(list(lab) == sorted(lab, reverse=True) for lab in system.labels)
+
+
+@settings(max_examples=15, deadline=None)
+@given(board=small_boards(max_end=5), players=st.integers(3, 4))
+def test_symmetric_form_matches_the_oracle_for_many_players(board, players: int) -> None:
+    seats = seats_from_values(race_system(build_chain(board), players, "sym"), players,
+                              solve_dixon(race_system(build_chain(board), players, "sym"), seed=0).values)
     assert seats == oracle_seats(board, players)
