@@ -1,0 +1,125 @@
+"""Sizing a race before solving it: unknowns, nonzeros, digits, and what each engine costs.
+
+Everything here is cheap (no exact solve). The figures that are *measured fits* on this
+project's 2-core machine are named constants below, with the data behind them in
+docs/frontier.md; the estimates are only as good as those fits.
+
+Digits. An answer's denominator comes from the strongly connected part of the system:
+a race state can recur only if every player sits on a square that can recur (one that a
+chute leads back to). With m such squares for one player, and ``d1`` digits in the
+denominator of the one-player expected length L (a cheap exact solve), the measured
+digits of the k-player denominator are close to ``FIT * d1 * C(m + k - 1, k) / m``:
+the recurrent multisets, each worth about ``d1 / m`` digits. FIT = 1.8; over 13 solved
+races (hasbro cut at 20..100 with 2 and 3 players, tiny10 with 2, 3, 4) the ratio of
+measured to ``d1 C(m+k-1, k) / m`` ranged from 0.7 to 2.4, so read the estimate as
+"within a factor of 3".
+
+Modular engine. Lifting needs ``(2 digits log2(10) + 64) / log2(p)`` steps per
+right-hand side to reconstruct, the certificate ``digits log2(10) / log2(p)`` more;
+each step costs about ``NS_PER_NONZERO`` per nonzero of L + U and A.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from solver.chain import AbsorbingChain, one_player_stats
+
+#: Measured digits per recurrent race state, in units of d1 / m (module docstring).
+FIT = 1.8
+#: Measured cost of one lifting step per nonzero of L + U + A (2-core machine, one core).
+NS_PER_NONZERO = 3.0
+#: Bits of the answer one lifting step or one prime adds (primes just below 2^28).
+BITS_PER_STEP = 27.9
+#: Memory per stored nonzero of L or U (int32 column and value) plus row pointers.
+BYTES_PER_NONZERO = 8
+
+
+def recurrent_states(chain: AbsorbingChain) -> list[int]:
+    """States of one player that can recur: on a cycle of the chain (self-loops excluded)."""
+    n = len(chain.states)
+    succ = [[t for t, _ in chain.moves[i] if t != i] for i in range(n)]
+    out = []
+    for i in range(n):
+        seen: set[int] = set()
+        stack = list(succ[i])
+        while stack:
+            x = stack.pop()
+            if x not in seen:
+                seen.add(x)
+                stack.extend(succ[x])
+        if i in seen:
+            out.append(i)
+    return out
+
+
+@dataclass(frozen=True)
+class RaceSize:
+    """What a k-player race on a board amounts to, before solving it."""
+
+    players: int
+    formulation: str
+    states: int          # one player's transient squares n
+    recurrent: int       # of which can recur, m
+    unknowns: int
+    nonzeros: int        # exact for small systems, else estimated from sampled rows
+    nonzeros_exact: bool
+    digits: int          # estimated digits of the denominator (and of the numerator)
+    columns: int         # right-hand sides the engines solve
+
+    @property
+    def steps(self) -> int:
+        """Modular engine: lifting plus certificate steps, all columns."""
+        bits = self.digits * math.log2(10)
+        return self.columns * math.ceil((3 * bits + 64) / BITS_PER_STEP)
+
+    @property
+    def primes(self) -> int:
+        """crt engine: primes needed to reconstruct the answer."""
+        return math.ceil((2 * self.digits * math.log2(10) + 64) / BITS_PER_STEP)
+
+
+def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int = 0) -> RaceSize:
+    """Size of the ``players``-seat race on ``chain`` (formulation: turn for two, else sym)."""
+    n = len(chain.states)
+    m = len(recurrent_states(chain))
+    k = players
+    if k == 2:
+        unknowns, formulation, columns = n * n, "turn", 1
+        # row (a, b) holds (a, b) and every (b, a'): count them exactly
+        nonzeros = sum(len({(a, b)} | {(b, t) for t, _ in chain.moves[a]})
+                       for a in range(n) for b in range(n))
+        exact = True
+    else:
+        unknowns, formulation, columns = math.comb(n + k - 1, k), "sym", k
+        rng = random.Random(seed)
+        total = 0
+        draws = min(sample, unknowns)
+        for _ in range(draws):
+            ms = sorted(rng.randrange(n) for _ in range(k))
+            targets = {()}
+            for s in ms:
+                targets = {tuple(sorted(t + (x,))) for t in targets for x, _ in chain.moves[s]}
+            total += len(targets | {tuple(ms)})
+        nonzeros, exact = round(total / draws * unknowns), False
+    d1 = len(str(one_player_stats(chain).expected_length.denominator))
+    digits = max(k * d1, round(FIT * d1 * math.comb(m + k - 1, k) / max(m, 1)))
+    return RaceSize(k, formulation, n, m, unknowns, nonzeros, exact, digits, columns)
+
+
+def modular_seconds(size: RaceSize, lu_nonzeros: int, factor_seconds: float) -> float:
+    """Estimated wall time of the modular engine on one core."""
+    return factor_seconds + size.steps * (lu_nonzeros + size.nonzeros) * NS_PER_NONZERO * 1e-9
+
+
+def modular_bytes(size: RaceSize, lu_nonzeros: int) -> int:
+    """Estimated peak memory of the modular engine: L + U, and the certificate's digits."""
+    cert_steps = math.ceil(size.digits * math.log2(10) / BITS_PER_STEP) + 16
+    return lu_nonzeros * BYTES_PER_NONZERO + cert_steps * size.unknowns * 8 + size.nonzeros * 24
+
+
+def crt_seconds(size: RaceSize, factor_seconds: float, workers: int) -> float:
+    """Estimated wall time of the crt engine on ``workers`` workers (one LU per prime)."""
+    return size.primes * factor_seconds / workers
