@@ -138,10 +138,10 @@ class RunStore:
         if root.exists() and any(root.iterdir()):
             raise StoreError(f"{root} is not empty and holds no run; choose an empty or new folder")
         (root / "manifest").mkdir(parents=True, exist_ok=True)
-        (root / "rows").mkdir(exist_ok=True)
         groups: dict[int, tuple[int, SegmentRef]] = {}
         token = None
         if plan is not None:
+            (root / "rows").mkdir(exist_ok=True)
             plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
                          "touches": [list(t) for t in plan.touches],
                          "system_digest": plan.system_digest, "updates": plan.updates,

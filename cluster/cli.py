@@ -407,6 +407,8 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
               "the published right-to-left order, auto = whichever needs fewer updates.")
 @click.option("--exact", is_flag=True,
               help="Print every seat's exact fraction in full (thousands of digits on big boards).")
+@click.option("--save-every", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="modular with --checkpoint: seconds between saved lifting states [default: 10].")
 @click.option("--batch-primes", type=click.IntRange(min=1), default=None,
               help="crt: primes per task [default: 32, about 5 s of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
@@ -416,8 +418,8 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, block_size: int | None,
-          order: str | None, exact: bool, batch_primes: int | None, table_path: str | None,
-          as_json: bool) -> int:
+          order: str | None, exact: bool, save_every: float | None, batch_primes: int | None,
+          table_path: str | None, as_json: bool) -> int:
     """Exact win probability of every seat, certified and checked against the bounds.
 
     The race becomes a sparse integer system (two players: P(a,b), the published
@@ -450,6 +452,8 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         raise click.UsageError("--block-size and --order are for --engine elimination")
     if batch_primes and engine != "crt":
         raise click.UsageError("--batch-primes is for --engine crt")
+    if save_every is not None and (engine != "modular" or not checkpoint):
+        raise click.UsageError("--save-every is for --engine modular with --checkpoint")
     if table_path:
         if players != 2:
             raise click.UsageError("--table is for two players")
@@ -462,7 +466,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         outcome = run_solve(problem, engine=engine, checkpoint=checkpoint, spec=spec,
                             executor=executor, block_size=block_size, order=order,
                             table=bool(table_path), seed=seed, batch_primes=batch_primes,
-                            progress=bar, should_stop=stop)
+                            save_every=save_every, progress=bar, should_stop=stop)
     code = _report(outcome, as_json, exact)
     if table_path and outcome.table is not None:
         _write_table(Path(table_path), outcome.table)
@@ -604,8 +608,10 @@ def status(store: str, as_json: bool) -> None:
         done = f"{st['batches_done']} batches ({st['primes_done']:,} primes)"
         digits = f"modulus of {st['digits_so_far']:,} digits so far"
     else:
-        done = "solved" if st["tasks_done"] else "not solved"
-        digits = "-"
+        done = ("solved" if st["tasks_done"] else
+                f"right-hand side {st['column'] + 1}: {st['steps']:,} lifting steps "
+                f"({st['columns_done']} certified)")
+        digits = f"modulus of {st['digits_so_far']:,} digits so far"
     lines = [f"store     {st['store']}",
              f"problem   {b['name']}, {st['problem']['players']} players, {st['unknowns']:,} unknowns",
              f"engine    {st['engine']}",
@@ -706,8 +712,10 @@ def _report(outcome: Any, as_json: bool, exact: bool = False) -> int:
         if as_json:
             click.echo(json.dumps({"interrupted": True, "store": str(outcome.store),
                                    "resume": f"ladders resume {outcome.store}"}))
-        click.echo(f"interrupted after {outcome.tasks_run} tasks this session; the store is "
-                   f"consistent. Resume with: ladders resume {outcome.store}", err=True)
+        unit = "lifting steps" if outcome.engine == "modular" else "tasks"
+        where = (f"the store is consistent. Resume with: ladders resume {outcome.store}"
+                 if outcome.store else "nothing was kept (no --checkpoint)")
+        click.echo(f"interrupted after {outcome.tasks_run} {unit}; {where}", err=True)
         return EXIT_INTERRUPTED
     seats = outcome.seats
     verified = outcome.verified

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import platform
+import random
 import shutil
 import socket
 import tempfile
@@ -20,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from checkpoints.errors import StoreError
+from checkpoints.lifting import clear_leftovers as clear_lift_leftovers
+from checkpoints.lifting import load_state, save_state
 from checkpoints.store import Manifest, RunStore, pid_alive
 from checkpoints.tasks import initial_groups, is_finished, run_in_process, stored_answer
 from cluster.executor import ClusterSpec, check_workers, connect, drive
 from solver.board import Board, board_from_json, board_to_json
 from solver.bounds import check_players
 from solver.chain import AbsorbingChain, build_chain
-from solver.dixon import DixonResult, solve_dixon
+from solver.dixon import DixonResult, Interrupted, LiftState, solve_dixon
 from solver.eliminate import eliminate_target
 from solver.exact import mpq
 from solver.modular import check_modular
@@ -162,7 +165,7 @@ def cross_check(problem: Problem, seats: list[mpq], engine: str, force: bool = F
 def solve(problem: Problem, *, engine: str = "elimination", checkpoint: str | None = None,
           spec: ClusterSpec = ClusterSpec(), executor: str = "auto", block_size: int | None = None,
           order: str | None = None, table: bool = False, seed: int | None = None,
-          batch_primes: int | None = None, progress: Callable[[int, int, int], None] | None = None,
+          batch_primes: int | None = None, save_every: float | None = None, progress: Callable[[int, int, int], None] | None = None,
           should_stop: Callable[[], bool] = lambda: False) -> SolveOutcome:
     """Solve ``problem`` exactly with ``engine`` (:data:`ENGINES`) and verify it.
 
@@ -171,7 +174,8 @@ def solve(problem: Problem, *, engine: str = "elimination", checkpoint: str | No
     ``checkpoint`` or a temporary one), or ``auto`` (``serial`` in memory for small
     problems with no store or cluster asked for). ``order`` names the pivot order
     (:data:`solver.plan.ORDERS`), ``block_size`` fixes the pivots per block (default:
-    balanced). Modular: in this process, certified; crt: batches of ``batch_primes``
+    balanced). Modular: in this process, certified, saving its state every ``save_every``
+    seconds into ``checkpoint`` if given; crt: batches of ``batch_primes``
     primes on ``executor``, certified; both take a ``seed`` for their primes, and with
     ``table`` (two players) keep every ``P(a, b)``. ``progress(done, total,
     digits_so_far)`` is called as work finishes.
@@ -183,8 +187,10 @@ def solve(problem: Problem, *, engine: str = "elimination", checkpoint: str | No
     if engine == "modular":
         store = None
         if checkpoint:
-            store = RunStore.create(checkpoint, _run_json(problem, "modular", "serial", seed=seed))
-        return _solve_modular(problem, store, table, seed, progress)
+            seed = seed if seed is not None else random.SystemRandom().randrange(1 << 32)
+            store = RunStore.create(checkpoint, _run_json(problem, "modular", "serial", seed=seed,
+                                                          save_every=SAVE_EVERY if save_every is None else save_every))
+        return _solve_modular(problem, store, table, seed, progress, should_stop)
     if engine == "crt":
         from cluster.crt import solve_crt
         return solve_crt(problem, checkpoint=checkpoint, spec=spec, executor=executor, seed=seed,
@@ -226,7 +232,7 @@ def resume(path: str, *, spec: ClusterSpec = ClusterSpec(), executor: str | None
     if store.completed():
         raise StoreError(f"{path} is complete already; see 'ladders status {path}'")
     if store.engine == "modular":
-        return _solve_modular(problem, store, False, store.run.get("seed"), progress)
+        return _solve_modular(problem, store, False, store.run.get("seed"), progress, should_stop)
     if store.engine == "crt":
         from cluster.crt import resume_crt
         return resume_crt(store, problem, spec=spec, executor=executor, progress=progress,
@@ -244,18 +250,46 @@ def stored_problem(store: RunStore) -> Problem:
     return problem
 
 
+#: Seconds between two saved lifting states of a modular solve with a store.
+SAVE_EVERY = 10.0
+
+
 def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: int | None,
-                   progress: Callable[[int, int, int], None] | None) -> SolveOutcome:
-    """The modular engine in this process; with a ``store``, it records the run and its
-    verified answer (a solve of seconds needs no intermediate state to resume from)."""
+                   progress: Callable[[int, int, int], None] | None,
+                   should_stop: Callable[[], bool] = lambda: False) -> SolveOutcome:
+    """The modular engine in this process. With a ``store`` the lifting state is saved
+    every :data:`SAVE_EVERY` seconds, so a long solve (races of three or more players)
+    resumes where it stopped; the answer is recorded once verified."""
     system = problem.system
+    state = None
+    save = None
     if store is not None:
         store.acquire_lock()
+        manifest = store.current()
+        clear_lift_leftovers(store, manifest)
+        state = load_state(store, manifest)
+        seed = int(store.run["seed"])
+        every = float(store.run.get("save_every", SAVE_EVERY))
+        clock: dict[str, Any] = {"last": time.perf_counter(), "manifest": manifest}
+
+        def save(st: LiftState) -> None:
+            now = time.perf_counter()
+            if now - clock["last"] >= every or len(st.columns) > len(clock.get("columns", [])):
+                clock["manifest"] = save_state(store, clock["manifest"], st, now - clock["last"])
+                clock["last"], clock["columns"] = now, list(st.columns)
     try:
         t0 = time.perf_counter()
         step = None if progress is None else (
             lambda k, steps: progress(steps, 0, bits_to_digits(steps * 28 // 2)))
-        result = solve_dixon(system, seed=seed, progress=step)
+        try:
+            result = solve_dixon(system, seed=seed, progress=step, state=state, save=save,
+                                 should_stop=should_stop)
+        except Interrupted as stop:
+            if store is not None:
+                save_state(store, clock["manifest"], stop.state, time.perf_counter() - clock["last"])
+            return SolveOutcome(problem, [], time.perf_counter() - t0, "serial", interrupted=True,
+                                store=None if store is None else store.root, engine="modular",
+                                tasks_run=stop.state.steps)
         seats = seats_from_values(system, problem.players, result.values)
         tab = None
         if table:
@@ -264,6 +298,7 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
         seconds = time.perf_counter() - t0
         verified = verify_answer(problem, seats, primes=0, certificate=certificate_report(result))
         details = {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
+                   "resumed_from_step": 0 if state is None else state.steps,
                    "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
         out = SolveOutcome(problem, seats, seconds, "serial", verified, engine="modular",
                            table=tab, details=details, tasks_run=1, tasks_total=1)
@@ -366,8 +401,10 @@ def status(path: str) -> dict[str, Any]:
     elif store.engine == "crt":
         from cluster.crt import crt_progress
         done, total, blocks = crt_progress(store, manifest)
-    else:  # modular: one step of seconds, done when its answer is
-        done, total, blocks = int(store.completed() is not None), 1, {}
+    else:  # modular: lifting steps of the current right-hand side
+        done, total = int(store.completed() is not None), 1
+        blocks = {"column": manifest.extra.get("column", 0), "steps": manifest.extra.get("steps", 0),
+                  "columns_done": len(manifest.extra.get("columns", {}))}
     lock = store.locked_by()
     complete = store.completed()
     if complete:

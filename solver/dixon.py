@@ -278,9 +278,37 @@ def combination_weights(n: int, rng: np.random.Generator) -> np.ndarray:
                     + [rng.integers(1, 1 << 16, size=n) for _ in range(COMBINATIONS)], axis=1)
 
 
+@dataclass
+class LiftState:
+    """Where a modular solve stands, enough to resume it after the process died.
+
+    ``columns``: the certified right-hand sides so far. For the current column
+    ``column``: lifting ``steps`` done, the residual ``r`` (pivot-order indexing) and the
+    running p-adic values of the linear forms ``sums``. The p-adic digits themselves are
+    not kept (only the rare fallback of step 4 needs them, and it lifts them again).
+    """
+
+    prime: int
+    columns: list[CertifiedColumn]
+    column: int
+    steps: int
+    r: np.ndarray
+    sums: list[mpz]
+
+
+class Interrupted(Exception):
+    """A modular solve stopped on request; ``state`` resumes it."""
+
+    def __init__(self, state: LiftState) -> None:
+        super().__init__("stopped on request")
+        self.state = state
+
+
 def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, seed: int | None = None,
                 chunk: int = CHUNK, margin_bits: int = MARGIN_BITS, max_steps: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> DixonResult:
+                progress: Callable[[int, int], None] | None = None,
+                state: LiftState | None = None, save: Callable[[LiftState], None] | None = None,
+                should_stop: Callable[[], bool] = lambda: False) -> DixonResult:
     """Certified exact solution of ``system`` for every right-hand side (module docstring).
 
     ``order``: pivot order with the target last (default: the published right-to-left
@@ -288,33 +316,44 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
     margin accepts every reconstruction as a candidate: for tests of the certificate).
     ``max_steps`` caps the lifting of one right-hand side (ArithmeticError when reached
     without a certificate). ``progress(column, steps)`` reports lifting steps.
+
+    Long solves: ``save(state)`` is called after every chunk of steps, and a solve
+    started with the same ``seed`` and a saved ``state`` continues from it. When
+    ``should_stop()`` turns true, :class:`Interrupted` carries the state to resume from.
     """
     rng = random.Random(seed)
     t0 = time.perf_counter()
     lifter = Lifter.factor(system, list(order) if order is not None else pivot_order(system, "labels"),
                            rng)
     p = lifter.lu.p
+    if state is not None and state.prime != p:
+        raise ValueError(f"the saved state lifts modulo {state.prime}, this solve modulo {p}: "
+                         "resume with the seed the solve started with")
     weights = combination_weights(system.size, np.random.default_rng(rng.getrandbits(64)))
     seconds = {"factor": time.perf_counter() - t0, "lift": 0.0, "reconstruct": 0.0, "certify": 0.0}
-    columns = []
+    columns = list(state.columns) if state is not None else []
     rejected = 0
-    for k in range(system.columns):
+    for k in range(len(columns), system.columns):
         b = lifter.rhs(system, k)
-        r = b.copy()
-        chunks: list[np.ndarray] = []
-        sums = [mpz(0)] * weights.shape[1]
-        done = 0
+        resuming = state is not None and state.column == k
+        r = state.r.copy() if resuming else b.copy()
+        sums = list(state.sums) if resuming else [mpz(0)] * weights.shape[1]
+        done = state.steps if resuming else 0
         tried: set[mpz] = set()
         while True:
             if max_steps is not None and done >= max_steps:
                 raise ArithmeticError(f"no certified solution after {done} lifting steps")
+            if should_stop():
+                raise Interrupted(LiftState(p, columns, k, done, r, sums))
             t = time.perf_counter()
-            chunks.append(lifter.lift(r, chunk))
+            block = lifter.lift(r, chunk)
             scale = mpz(p) ** done
-            combined = chunks[-1] @ weights  # < 2^28 * 2^16 * n: exact in int64 for n < 2^19
+            combined = block @ weights  # < 2^28 * 2^16 * n: exact in int64 for n < 2^19
             sums = [acc + _horner(combined[:, w].tolist(), p) * scale for w, acc in enumerate(sums)]
             done += chunk
             seconds["lift"] += time.perf_counter() - t
+            if save is not None:
+                save(LiftState(p, columns, k, done, r, sums))
             if progress is not None:
                 progress(k, done)
             t = time.perf_counter()
@@ -327,9 +366,10 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
             t = time.perf_counter()
             found = lifter.certify(b, den, done)
             if found is None:
-                # the combinations missed a factor of some unknown's denominator: take
-                # the lcm of every unknown's reconstructed denominator and try that
-                den = _common_denominator(np.vstack(chunks), p, den)
+                # the combinations missed a factor of some unknown's denominator: lift
+                # the digits again, keeping them, and take the lcm of every unknown's
+                # reconstructed denominator
+                den = _common_denominator(lifter.lift(b.copy(), done), p, den)
                 if den is not None and den not in tried:
                     tried.add(den)
                     found = lifter.certify(b, den, done)

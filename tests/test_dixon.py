@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from examples import EXAMPLES
 from oracle import oracle_seats
 from solver.chain import build_chain
-from solver.dixon import (digits_to_integers, padic_to_integers, random_lifting_prime,
-                          rational_reconstruction, solve_dixon)
+from solver.dixon import (Interrupted, digits_to_integers, padic_to_integers,
+                          random_lifting_prime, rational_reconstruction, solve_dixon)
 from solver.eliminate import eliminate_target, solve_all
 from solver.exact import mpq, mpz
 from solver.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod, permute_csr, residual_is_zero
@@ -121,3 +121,22 @@ def test_rational_reconstruction_and_digit_conversion() -> None:
         signed = digits - MAX_PRIME // 2
         assert digits_to_integers(signed, MAX_PRIME) == [
             sum(mpz(int(signed[s, j])) * mpz(MAX_PRIME) ** s for s in range(steps)) for j in range(5)]
+
+
+def test_interrupted_lifting_resumes_from_its_state() -> None:
+    system = race_system(build_chain(EXAMPLES[1].board), 3)  # three right-hand sides
+    whole = solve_dixon(system, seed=8, chunk=2).values
+    calls = {"n": 0}
+
+    def stop_soon() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 4
+    saved = []
+    with pytest.raises(Interrupted) as stop:
+        solve_dixon(system, seed=8, chunk=2, should_stop=stop_soon, save=saved.append)
+    state = stop.value.state
+    assert state.steps > 0 and saved and saved[-1].steps == state.steps
+    assert state.columns  # stopped after the first right-hand side was certified
+    assert solve_dixon(system, seed=8, chunk=2, state=state).values == whole
+    with pytest.raises(ValueError, match="resume with the seed"):
+        solve_dixon(system, seed=9, chunk=2, state=state)

@@ -121,3 +121,41 @@ def test_status_and_verify_of_a_finished_run(tmp_path) -> None:
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_kill_9_soak_on_a_dask_cluster(tmp_path, seed: int) -> None:
     kill_and_resume(tmp_path, board_file(tmp_path, 50), "dask", seed=seed, extra=["--workers", "2"])
+
+
+def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
+    whole = finish(["solve", "hasbro"])["seats"]
+    # SIGTERM in the middle of the lifting: exit 75, a saved state, the same answer
+    store = tmp_path / "run-term"
+    proc = start(["solve", "hasbro", "--checkpoint", str(store), "--save-every", "0.2"])
+    deadline = time.time() + 60
+    while not (store / "lift").exists() or not any((store / "lift").iterdir()):
+        assert time.time() < deadline, "no lifting state was saved"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-1000:]
+    assert f"ladders resume {store}" in err and "Traceback" not in err
+    st = finish(["status", str(store)])
+    assert st["state"] == "interrupted" and st["steps"] > 0
+    resumed = finish(["resume", str(store)])
+    assert resumed["seats"] == whole and resumed["details"]["resumed_from_step"] == st["steps"]
+    # kill -9 of the process: the last committed state is where the resume starts
+    store = tmp_path / "run-kill"
+    proc = start(["solve", "hasbro", "--checkpoint", str(store), "--save-every", "0"])
+    deadline = time.time() + 60
+    while True:
+        assert time.time() < deadline, "no lifting state reached 256 steps"
+        time.sleep(0.05)
+        try:
+            steps = RunStore.open(store).current().extra.get("steps", 0)
+        except Exception:
+            continue
+        if steps >= 256:
+            break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    at_kill = RunStore.open(store).current().extra["steps"]
+    resumed = finish(["resume", str(store)])
+    assert resumed["seats"] == whole and resumed["details"]["resumed_from_step"] >= at_kill
+    assert len(list((store / "lift").iterdir())) == 1  # leftovers of the killed run are gone
