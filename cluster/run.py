@@ -118,7 +118,7 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     """
     report: dict[str, Any] = {"bounds": check_against_bounds(problem.chain, problem.players, seats)}
     if primes > 0:
-        targets = seats[:1] if problem.system.columns == 1 else seats
+        targets = seats[:problem.system.columns]  # the seats the system solves for
         report["modular"] = check_modular(problem.system, targets, primes=primes, seed=seed)
     if certificate is not None:
         report["certificate"] = certificate

@@ -93,7 +93,7 @@ def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int
                        for a in range(n) for b in range(n))
         exact = True
     else:
-        unknowns, formulation, columns = math.comb(n + k - 1, k), "sym", k
+        unknowns, formulation, columns = math.comb(n + k - 1, k), "sym", k - 1
         rng = random.Random(seed)
         total = 0
         draws = min(sample, unknowns)

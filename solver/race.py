@@ -22,9 +22,10 @@ square: a symmetric tensor on the left, and ``M`` commutes with every permutatio
 the k factors. So ``c_j`` may be replaced by its symmetrization ``Sym c_j`` (the mean
 over the k! orders of its factors), and the solution ``Y = (I - M)^-1 Sym c_j`` is then
 a symmetric tensor: ``Y(s)`` depends only on the *multiset* of squares. One unknown per
-multiset: ``C(n + k - 1, k)`` instead of ``n^k`` (3 players on ``hasbro``: 92,251 instead
+multiset: ``C(n + k - 1, k)`` instead of ``n^k`` (3 players on ``hasbro``: 91,881 instead
 of 531,441), equations ``k! d^k Y(m) - k! sum_t C^(x)k[m, t] Y(sort t) = sum_sigma
 c_j(m_sigma) d^k`` at each multiset m in sorted order, and ``V_j(start) = Y(s0, ..., s0)``.
+Only seats 1..k-1 are solved; the last seat's chance is what is left.
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def _sym_system(chain: AbsorbingChain, k: int) -> LinearSystem:
     index = {m: i for i, m in enumerate(multisets)}
     scale = math.factorial(k)
     rows = []
-    rhs = np.zeros((size, k), dtype=np.int64)
+    # seats 1..k-1 only: the last seat wins with what is left, and every right-hand side
+    # costs a whole lifting (a third of the work for three players)
+    rhs = np.zeros((size, k - 1), dtype=np.int64)
     for i, m in enumerate(multisets):
         row: dict[int, int] = {i: scale * d ** k}
         for targets in itertools.product(*(chain.moves[s] for s in m)):
@@ -140,7 +143,7 @@ def _sym_system(chain: AbsorbingChain, k: int) -> LinearSystem:
             # seat j finishes, the seats before it do not, the seats after it have not
             # thrown yet: prod_{i<j} (d - e) * e * prod_{i>j} d, summed over the k! orders
             stay = 1
-            for seat, s in enumerate(order):
+            for seat, s in enumerate(order[:-1]):
                 rhs[i, seat] += stay * e[s] * d ** (k - 1 - seat)
                 stay *= d - e[s]
     s0 = chain.start_index
@@ -162,11 +165,16 @@ class RaceResult:
 def seats_from_values(system: LinearSystem, players: int, values: list[mpq]) -> list[mpq]:
     """Per-seat probabilities from the target values an engine returned for ``system``.
 
-    Turn form: one value ``P`` (seat 1), seat 2 is ``1 - P``. Round form: one value per
-    seat, checked to sum to exactly 1 (anything else means a wrong solve).
+    Turn form: one value ``P`` (seat 1), seat 2 is ``1 - P``. Symmetric form: seats 1 to
+    k - 1, and the last seat is what is left (someone finishes with probability 1).
+    Round form: one value per seat, checked to sum to exactly 1 (anything else means a
+    wrong solve).
     """
-    if system.columns == 1 and players == 2:
-        return [values[0], 1 - values[0]]
+    if system.columns == players - 1:
+        last = 1 - sum(values, mpq(0))
+        if last < 0:
+            raise ArithmeticError("the seats' win probabilities add up to more than 1")
+        return [*values, last]
     if sum(values, mpq(0)) != 1:
         raise ArithmeticError("the seats' win probabilities do not sum to 1")
     return list(values)
