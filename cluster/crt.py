@@ -23,7 +23,7 @@ from checkpoints.residues import (clear_leftovers, committed_batches, crt_system
 from checkpoints.store import Manifest, RunStore
 from cluster.executor import ClusterSpec, check_workers, connect
 from cluster.run import (IN_MEMORY_LIMIT, Problem, SolveOutcome, _mark_complete, _run_json,
-                         _store_dir, bits_to_digits, verify_answer)
+                         _store_dir, bits_to_digits, certificate_report, verify_answer)
 from solver.crt import FormAccumulator, prime_sequence
 from solver.dixon import MARGIN_BITS, CertifiedColumn, Lifter, combination_weights
 from solver.race import seats_from_values
@@ -173,12 +173,8 @@ def _run(store: RunStore, problem: Problem, spec: ClusterSpec, executor: str, ta
         if table:
             values = cols[0].solution()
             out.table = {system.labels[i]: values[i] for i in range(system.size)}
-        cert = {"check": "certificate", "what": "A N = D b exactly in integers (N/D: every unknown)",
-                "passed": True, "prime": cols[0].prime,
-                "certificate_steps": [c.certificate_steps for c in cols],
-                "denominator_digits": bits_to_digits(cols[0].denominator.bit_length()),
-                "rejected_candidates": run.rejected}
-        out.verified = verify_answer(problem, out.seats, primes=0, certificate=cert)
+        out.verified = verify_answer(problem, out.seats, primes=0,
+                                     certificate=certificate_report(cols, run.rejected))
         primes = run.acc.primes
         out.details = {"primes": primes, "batches": len(committed_batches(run.manifest)),
                        "modulus_digits": bits_to_digits(run.acc.modulus.bit_length())}

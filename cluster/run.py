@@ -29,7 +29,7 @@ from cluster.executor import ClusterSpec, check_workers, connect, drive
 from solver.board import Board, board_from_json, board_to_json
 from solver.bounds import check_players
 from solver.chain import AbsorbingChain, build_chain
-from solver.dixon import DixonResult, Interrupted, LiftState, solve_dixon
+from solver.dixon import CertifiedColumn, Interrupted, LiftState, solve_dixon
 from solver.eliminate import eliminate_target
 from solver.exact import mpq
 from solver.modular import check_modular
@@ -128,14 +128,14 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     return {"passed": all(bool(r["passed"]) for r in tiers), **report}
 
 
-def certificate_report(result: DixonResult) -> dict[str, Any]:
-    """Tier 3 of a modular solve: what the certificate checked, for the JSON report."""
-    col = result.columns[0]
+def certificate_report(columns: list[CertifiedColumn], rejected: int) -> dict[str, Any]:
+    """Tier 3 of the modular engines: what the certificate checked, for the JSON report."""
     return {"check": "certificate", "what": "A N = D b exactly in integers (N/D: every unknown)",
-            "passed": True, "prime": result.prime, "lifting_steps": [c.lifting_steps for c in result.columns],
-            "certificate_steps": [c.certificate_steps for c in result.columns],
-            "denominator_digits": bits_to_digits(col.denominator.bit_length()),
-            "rejected_candidates": result.rejected}
+            "passed": True, "prime": columns[0].prime,
+            "lifting_steps": [c.lifting_steps for c in columns],
+            "certificate_steps": [c.certificate_steps for c in columns],
+            "denominator_digits": bits_to_digits(columns[0].denominator.bit_length()),
+            "rejected_candidates": rejected}
 
 
 def cross_check(problem: Problem, seats: list[mpq], engine: str, force: bool = False) -> dict[str, Any]:
@@ -279,8 +279,15 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
                 clock["last"], clock["columns"] = now, list(st.columns)
     try:
         t0 = time.perf_counter()
-        step = None if progress is None else (
-            lambda k, steps: progress(steps, 0, bits_to_digits(steps * 28 // 2)))
+        seen = {"column": 0, "before": 0, "last": 0}
+
+        def step(k: int, steps: int) -> None:
+            """Lifting steps of all right-hand sides so far, and this one's digits."""
+            if k != seen["column"]:
+                seen["column"], seen["before"] = k, seen["before"] + seen["last"]
+            seen["last"] = steps
+            if progress is not None:
+                progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2))
         try:
             result = solve_dixon(system, seed=seed, progress=step, state=state, save=save,
                                  should_stop=should_stop)
@@ -296,7 +303,7 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
             values = result.columns[0].solution()
             tab = {system.labels[i]: values[i] for i in range(system.size)}
         seconds = time.perf_counter() - t0
-        verified = verify_answer(problem, seats, primes=0, certificate=certificate_report(result))
+        verified = verify_answer(problem, seats, primes=0, certificate=certificate_report(result.columns, result.rejected))
         details = {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
                    "resumed_from_step": 0 if state is None else state.steps,
                    "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
