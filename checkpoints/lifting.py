@@ -88,10 +88,4 @@ def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
     keep = {ref["path"] for ref in manifest.extra.get("columns", {}).values()}
     if "state" in manifest.extra:
         keep.add(manifest.extra["state"]["path"])
-    folder = store.root / LIFT
-    removed = 0
-    for seg in folder.iterdir() if folder.exists() else []:
-        if f"{LIFT}/{seg.name}" not in keep:
-            shutil.rmtree(seg, ignore_errors=True)
-            removed += 1
-    return removed
+    return store.remove_unlisted(LIFT, keep)

@@ -16,7 +16,6 @@ unreferenced segment, which :func:`clear_leftovers` removes on resume.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import time
 import uuid
@@ -99,11 +98,4 @@ def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits
 def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
     """Delete residue segments no committed manifest lists (tasks in flight when a driver
     died, or run twice). Returns how many."""
-    keep = {ref.path for ref in committed_batches(manifest).values()}
-    folder = store.root / RESIDUES
-    removed = 0
-    for seg in folder.iterdir() if folder.exists() else []:
-        if f"{RESIDUES}/{seg.name}" not in keep:
-            shutil.rmtree(seg, ignore_errors=True)
-            removed += 1
-    return removed
+    return store.remove_unlisted(RESIDUES, {ref.path for ref in committed_batches(manifest).values()})

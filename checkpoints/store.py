@@ -236,6 +236,17 @@ class RunStore:
         for path in before.referenced() - after.referenced():
             shutil.rmtree(self.root / path, ignore_errors=True)
 
+    def remove_unlisted(self, folder: str, keep: set[str]) -> int:
+        """Delete the segments under ``folder`` whose path (``folder/name``) is not in
+        ``keep``: leftovers of tasks or drivers that died before a manifest listed them.
+        Returns how many."""
+        removed = 0
+        for seg in (self.root / folder).iterdir() if (self.root / folder).exists() else []:
+            if f"{folder}/{seg.name}" not in keep:
+                shutil.rmtree(seg, ignore_errors=True)
+                removed += 1
+        return removed
+
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
 
