@@ -263,7 +263,7 @@ class Lifter:
                               lu.u_data, lu.dinv, lu.p, *self.a, rhs_digits, out)
         if steps < 0 or not residual_is_zero(*self.a, out[:steps], rhs_digits, lu.p):
             return None
-        digits = out[:steps]
+        digits = out[:steps].astype(np.int32)  # |digit| <= p/2 < 2^27: half the memory
         return CertifiedColumn(den, _horner(digits[:, -1].tolist(), lu.p), digits, lu.order,
                                lu.p, lifting_steps, steps)
 
