@@ -27,7 +27,6 @@ from cluster.run import (IN_MEMORY_LIMIT, Problem, SolveOutcome, _mark_complete,
 from solver.crt import FormAccumulator, prime_sequence
 from solver.dixon import MARGIN_BITS, CertifiedColumn, Lifter, combination_weights
 from solver.race import seats_from_values
-from solver.system import LinearSystem
 
 #: Primes per task: about 5 s of work on hasbro, against ~50 ms of store round trip.
 BATCH_PRIMES = 32
@@ -70,11 +69,9 @@ class _Run:
     def __init__(self, store: RunStore, problem: Problem) -> None:
         self.store = store
         self.problem = problem
-        self.system: LinearSystem = crt_system(store)[0]
-        self.order = crt_system(store)[1]
-        seed = int(store.run["seed"])
-        self.seed = seed
-        self.weights = combination_weights(self.system.size, np.random.default_rng(seed))
+        self.system, self.order = crt_system(store)
+        self.seed = int(store.run["seed"])
+        self.weights = combination_weights(self.system.size, np.random.default_rng(self.seed))
         self.acc = FormAccumulator(self.system.columns, self.weights)
         self.manifest = store.current()
         self.tried: set[tuple[int, ...]] = set()
