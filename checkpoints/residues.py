@@ -30,17 +30,19 @@ from checkpoints.store import Manifest, RunStore
 from solver.board import board_from_json
 from solver.chain import build_chain
 from solver.crt import solve_mod
+from solver.modp import permute_csr
 from solver.plan import pivot_order
 from solver.race import race_system
 from solver.system import LinearSystem
 
 RESIDUES = "residues"
-_SYSTEMS: dict[tuple[str, str], tuple[LinearSystem, np.ndarray]] = {}
+Permuted = tuple[np.ndarray, np.ndarray, np.ndarray]
+_SYSTEMS: dict[tuple[str, str], tuple[LinearSystem, np.ndarray, Permuted]] = {}
 
 
-def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray]:
-    """The run's system and pivot order (target last), rebuilt from run.json and checked
-    against its digest; cached per worker process."""
+def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray, Permuted]:
+    """The run's system, pivot order (target last) and the system permuted by it, rebuilt
+    from run.json and checked against its digest; cached per worker process."""
     key = (str(store.root), store.run["crt_token"])
     if key not in _SYSTEMS:
         problem = store.run["problem"]
@@ -48,7 +50,8 @@ def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray]:
         if system.digest() != store.run["system_digest"]:
             raise StoreError(f"{store.root}: the stored problem no longer builds the system it "
                              "was solving (different ladders version?)")
-        _SYSTEMS[key] = (system, np.asarray(pivot_order(system, "labels"), dtype=np.int64))
+        order = np.asarray(pivot_order(system, "labels"), dtype=np.int64)
+        _SYSTEMS[key] = (system, order, permute_csr(system.indptr, system.indices, system.data, order))
     return _SYSTEMS[key]
 
 
@@ -59,11 +62,11 @@ def run_crt_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str,
     store = RunStore.open(root)
     if store.run.get("crt_token") != token:
         raise StoreError(f"{root} holds another crt run than {token[:12]}")
-    system, order = crt_system(store)
+    system, order, permuted = crt_system(store)
     residues = np.zeros((len(primes), system.columns, system.size), dtype=np.uint32)
     valid = np.zeros(len(primes), dtype=np.uint8)
     for i, p in enumerate(primes):
-        x = solve_mod(system, order, p)
+        x = solve_mod(system, order, permuted, p)
         if x is not None:
             residues[i] = x
             valid[i] = 1

@@ -69,7 +69,7 @@ class _Run:
     def __init__(self, store: RunStore, problem: Problem) -> None:
         self.store = store
         self.problem = problem
-        self.system, self.order = crt_system(store)
+        self.system, self.order, _ = crt_system(store)
         self.seed = int(store.run["seed"])
         self.weights = combination_weights(self.system.size, np.random.default_rng(self.seed))
         self.acc = FormAccumulator(self.system.columns, self.weights)

@@ -20,7 +20,7 @@ import numpy as np
 
 from solver.dixon import candidate_denominator
 from solver.exact import mpz, prev_prime
-from solver.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod
+from solver.modp import MAX_PRIME, factor_permuted, lu_solve_mod
 from solver.system import LinearSystem
 
 
@@ -36,11 +36,13 @@ def prime_sequence(seed: int, count: int) -> list[int]:
     return out
 
 
-def solve_mod(system: LinearSystem, order: np.ndarray, p: int) -> np.ndarray | None:
+def solve_mod(system: LinearSystem, order: np.ndarray,
+              permuted: tuple[np.ndarray, np.ndarray, np.ndarray], p: int) -> np.ndarray | None:
     """``x mod p`` for every right-hand side, shape ``(columns, n)`` in pivot-order indexing
-    (``x[k, pos]`` is unknown ``order[pos]``), or None if p divides a pivot."""
+    (``x[k, pos]`` is unknown ``order[pos]``), or None if p divides a pivot. ``permuted``
+    is ``permute_csr`` of the system by ``order``, made once for all the primes."""
     try:
-        lu = lu_factor_mod(system.indptr, system.indices, system.data, order, p)
+        lu = factor_permuted(permuted, order, p)
     except ZeroDivisionError:
         return None
     return np.stack([lu_solve_mod(lu, system.rhs[:, k])[order] for k in range(system.columns)])

@@ -43,8 +43,8 @@ from functools import cached_property
 import numpy as np
 
 from solver.exact import gcd, isqrt, mpq, mpz, next_prime
-from solver.modp import (MAX_PRIME, LUFactors, _lift, _lift_integer, lu_factor_mod, permute_csr,
-                         residual_is_zero)
+from solver.modp import (MAX_PRIME, LUFactors, _lift, _lift_integer, factor_permuted,
+                         permute_csr, residual_is_zero)
 from solver.plan import pivot_order
 from solver.system import LinearSystem
 
@@ -122,13 +122,14 @@ def random_lifting_prime(rng: random.Random) -> int:
             return p
 
 
-def factor_with_random_prime(system: LinearSystem, order: Sequence[int],
-                             rng: random.Random) -> LUFactors:
-    """LU of the system modulo a random prime; a prime that divides a pivot is replaced."""
+def factor_with_random_prime(permuted: tuple[np.ndarray, np.ndarray, np.ndarray],
+                             order: np.ndarray, rng: random.Random) -> LUFactors:
+    """LU of a system permuted by ``order`` (:func:`~solver.modp.permute_csr`) modulo a
+    random prime; a prime that divides a pivot is replaced."""
     for _ in range(MAX_PRIME_TRIES):
         p = random_lifting_prime(rng)
         try:
-            return lu_factor_mod(system.indptr, system.indices, system.data, np.asarray(order), p)
+            return factor_permuted(permuted, order, p)
         except ZeroDivisionError:
             continue
     raise ArithmeticError(f"{MAX_PRIME_TRIES} random primes all divide a pivot: is the system singular?")
@@ -237,8 +238,9 @@ class Lifter:
         """Factor ``system`` in ``order`` (target last) modulo a random prime."""
         if order[-1] != system.target:
             raise ValueError("the pivot order must end with the target unknown")
-        lu = factor_with_random_prime(system, order, rng)
-        return cls(lu, permute_csr(system.indptr, system.indices, system.data, lu.order))
+        order = np.asarray(order, dtype=np.int64)
+        permuted = permute_csr(system.indptr, system.indices, system.data, order)
+        return cls(factor_with_random_prime(permuted, order, rng), permuted)
 
     def rhs(self, system: LinearSystem, k: int) -> np.ndarray:
         """Right-hand side k in pivot-order indexing."""
@@ -339,6 +341,8 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
         r = state.r.copy() if resuming else b.copy()
         sums = list(state.sums) if resuming else [mpz(0)] * weights.shape[1]
         done = state.steps if resuming else 0
+        modulus = mpz(p) ** done  # p^done, kept up to date below
+        step_scale = mpz(p) ** chunk
         tried: set[mpz] = set()
         while True:
             if max_steps is not None and done >= max_steps:
@@ -347,18 +351,17 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
                 raise Interrupted(LiftState(p, columns, k, done, r, sums))
             t = time.perf_counter()
             block = lifter.lift(r, chunk)
-            scale = mpz(p) ** done
             combined = block @ weights  # < 2^28 * 2^16 * n: exact in int64 for n < 2^19
-            sums = [acc + _horner(combined[:, w].tolist(), p) * scale for w, acc in enumerate(sums)]
+            sums = [acc + _horner(combined[:, w].tolist(), p) * modulus for w, acc in enumerate(sums)]
             done += chunk
+            modulus *= step_scale
             seconds["lift"] += time.perf_counter() - t
             if save is not None:
                 save(LiftState(p, columns, k, done, r, sums))
             if progress is not None:
                 progress(k, done)
             t = time.perf_counter()
-            m = mpz(p) ** done
-            den = candidate_denominator(sums, m, margin_bits)
+            den = candidate_denominator(sums, modulus, margin_bits)
             seconds["reconstruct"] += time.perf_counter() - t
             if den is None or den in tried:
                 continue

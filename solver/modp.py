@@ -66,8 +66,8 @@ def permute_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
     new_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=new_ptr[1:])
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-    src = np.concatenate([np.arange(indptr[i], indptr[i + 1]) for i in order]) if n else \
-        np.zeros(0, dtype=np.int64)
+    # entry t of new row r comes from old position indptr[order[r]] + (t - new_ptr[r])
+    src = np.repeat(indptr[order] - new_ptr[:-1], counts) + np.arange(new_ptr[-1], dtype=np.int64)
     cols = position[indices[src]]
     vals = data[src]
     key = np.lexsort((cols, rows))
@@ -182,10 +182,17 @@ def _grow(arr, cap):  # pragma: no cover - compiled
 def lu_factor_mod(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                   order: np.ndarray, p: int) -> LUFactors:
     """Factor ``A[order][:, order] = L U (mod p)``; ``ZeroDivisionError`` if a pivot vanishes."""
+    order = np.asarray(order, dtype=np.int64)
+    return factor_permuted(permute_csr(indptr, indices, data, order), order, p)
+
+
+def factor_permuted(permuted: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.ndarray,
+                    p: int) -> LUFactors:
+    """:func:`lu_factor_mod` of a system already permuted by ``order`` (CSR arrays from
+    :func:`permute_csr`): for callers that factor one system modulo many primes."""
     if not 2 < p <= MAX_PRIME:
         raise ValueError(f"prime {p} outside (2, {MAX_PRIME}]")
-    order = np.asarray(order, dtype=np.int64)
-    ptr, ind, val = permute_csr(indptr, indices, data, order)
+    ptr, ind, val = permuted
     l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, bad = _factor(len(order), ptr, ind, val, p)
     if bad >= 0:
         raise ZeroDivisionError(f"pivot {bad} of the LU vanishes modulo {p}")
