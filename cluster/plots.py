@@ -380,6 +380,16 @@ def _first_positive(f: list[float]) -> int:
     return next((t for t, x in enumerate(f, start=1) if x > 0), 1)
 
 
+def _finish_log_panel(ax: Any, xlabel: str, ylabel: str, title: str, ncol: int) -> None:
+    """Labels, title, the legend below the axes and a light grid: the convergence panels."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=ncol, fontsize=8.5,
+              frameon=False)
+    ax.grid(True, which="major", alpha=0.3)
+
+
 def plot_convergence(board: Board | str, *, players: int = 2, moves: int | None = None,
                      games: int = 100_000, seed: int = 1960) -> Figure:
     """How the approximations close in on seat 1's exact win probability.
@@ -413,12 +423,8 @@ def plot_convergence(board: Board | str, *, players: int = 2, moves: int | None 
         left.annotate(f"16 digits agree\nat n = {sixteen}", xy=(sixteen, gap[sixteen - 1]),
                       xytext=(0.62, 0.72), textcoords="axes fraction", fontsize=9,
                       arrowprops={"arrowstyle": "->", "color": GREY})
-    left.set_xlabel("n, throws per player")
-    left.set_ylabel("distance (log scale)")
-    left.set_title(f"Markov bounds on seat 1 after n throws ({players} players)", fontsize=10)
-    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize=8.5,
-                frameon=False)
-    left.grid(True, which="major", alpha=0.3)
+    _finish_log_panel(left, "n, throws per player", "distance (log scale)",
+                      f"Markov bounds on seat 1 after n throws ({players} players)", ncol=3)
 
     rng = np.random.default_rng(seed)
     lengths = simulate_lengths(chain, games * players, rng)
@@ -436,12 +442,8 @@ def plot_convergence(board: Board | str, *, players: int = 2, moves: int | None 
                      label="diagonal squares from 2N one-player games")
         right.loglog(sizes, spread / np.sqrt(2 * sizes), color=VERMILLION, linewidth=1.2,
                      linestyle="--", label=r"its standard error $\propto N^{-1/2}$")
-    right.set_xlabel("N, simulated races")
-    right.set_ylabel("|estimate − exact| (log scale)")
-    right.set_title(f"Monte Carlo error against N ({games:,} races, seed {seed})", fontsize=10)
-    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8.5,
-                 frameon=False)
-    right.grid(True, which="major", alpha=0.3)
+    _finish_log_panel(right, "N, simulated races", "|estimate − exact| (log scale)",
+                      f"Monte Carlo error against N ({games:,} races, seed {seed})", ncol=2)
     fig.suptitle(f"Closing in on P(seat 1 wins) = {fraction_to_decimal(exact, 16)}... on "
                  f"{b.name}, {players} players", fontsize=12)
     return fig
