@@ -18,8 +18,6 @@ __all__ = [
     "isqrt",
     "next_prime",
     "prev_prime",
-    "divexact",
-    "is_divisible",
     "fraction_to_str",
     "str_to_fraction",
     "fraction_to_decimal",
@@ -33,8 +31,6 @@ gcd = gmpy2.gcd
 isqrt = gmpy2.isqrt
 next_prime = gmpy2.next_prime
 prev_prime = gmpy2.prev_prime
-divexact = gmpy2.divexact
-is_divisible = gmpy2.is_divisible
 
 
 def fraction_to_str(value: mpq | mpz | int) -> str:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from examples import EXAMPLES
 from oracle import oracle_seats
 from solver.chain import build_chain
-from solver.eliminate import eliminate_target, solve_all
-from solver.exact import mpq
+from solver.eliminate import eliminate_target, remove_content, solve_all
+from solver.exact import gcd, mpq, mpz
 from solver.plan import make_plan
 from solver.dixon import solve_dixon
 from solver.race import race_system, seats_from_values, solve_race
@@ -57,6 +57,19 @@ def test_forward_elimination_equals_full_solve_in_any_order() -> None:
     for size in (1, 7, 50, system.size):
         assert eliminate_target(system, make_plan(system, size, natural)) == [full]
         assert eliminate_target(system, make_plan(system, size)) == [full]
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-10**40, 10**40).filter(bool), min_size=1, max_size=8),
+       scale=st.integers(1, 10**30))
+def test_remove_content_leaves_the_primitive_row(values: list[int], scale: int) -> None:
+    # the first two entries often share more than the whole row does: the retry path
+    row = {c: mpz(v * scale) for c, v in enumerate(values)}
+    remove_content(row)
+    content = 0
+    for v in values:
+        content = gcd(content, v)
+    assert row == {c: mpz(v // content) for c, v in enumerate(values)}
 
 
 def test_order_must_end_with_the_target() -> None:
