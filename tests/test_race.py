@@ -63,7 +63,7 @@ def test_forward_elimination_equals_full_solve_in_any_order() -> None:
 @given(values=st.lists(st.integers(-10**40, 10**40).filter(bool), min_size=1, max_size=8),
        scale=st.integers(1, 10**30))
 def test_remove_content_leaves_the_primitive_row(values: list[int], scale: int) -> None:
-    # the first two entries often share more than the whole row does: the retry path
+    # the first two entries often share more than the whole row does: the rescale path
     row = {c: mpz(v * scale) for c, v in enumerate(values)}
     remove_content(row)
     content = 0
