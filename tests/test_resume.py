@@ -45,11 +45,14 @@ def reference(board: str) -> str:
     return finish(["solve", board])["seats"][0]["exact"]
 
 
-def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra: list[str]) -> None:
+def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra: list[str],
+                    plan: tuple[str, ...] = ()) -> None:
+    """``plan``: solve options that fix the plan (a run that finishes before the kill
+    tests nothing)."""
     rng = random.Random(seed)
     store = tmp_path / f"run{seed}"
     proc = start(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
-                  "--executor", executor, *extra])
+                  "--executor", executor, *plan, *extra])
     deadline = time.time() + 120
     # wait until some tasks are committed, then kill -9 the whole process group
     while time.time() < deadline:
@@ -66,6 +69,7 @@ def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra:
     stored = RunStore.open(store)
     done_at_kill = len(stored.current().done)
     total = len(stored.plan.tasks())
+    assert done_at_kill < total, "the run finished before the kill; give it more tasks"
     resumed = finish(["resume", str(store), *extra])
     assert resumed["seats"][0]["exact"] == reference(board)
     assert resumed["store"]["tasks_run"] == total - done_at_kill
@@ -73,7 +77,9 @@ def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra:
 
 
 def test_kill_9_then_resume_serial_executor(tmp_path) -> None:
-    kill_and_resume(tmp_path, board_file(tmp_path, 30), "serial", seed=1, extra=[])
+    # 78 tasks of 16 blocks: the default blocks leave 23 tasks, done before the kill at times
+    kill_and_resume(tmp_path, board_file(tmp_path, 30), "serial", seed=1, extra=[],
+                    plan=("--block-size", "50"))
 
 
 def test_ctrl_c_and_sigterm_leave_a_resumable_store(tmp_path) -> None:
@@ -81,7 +87,7 @@ def test_ctrl_c_and_sigterm_leave_a_resumable_store(tmp_path) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         store = tmp_path / f"run-{sig.name}"
         proc = start(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
-                      "--executor", "serial"])
+                      "--executor", "serial", "--block-size", "50"])  # 78 tasks, as above
         while not (store / "manifest" / "CURRENT").exists() or len(RunStore.open(store).current().done) < 3:
             time.sleep(0.1)
         proc.send_signal(sig)
