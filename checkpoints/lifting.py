@@ -44,7 +44,7 @@ def save_state(store: RunStore, manifest: Manifest, state: LiftState, elapsed: f
     for k, col in enumerate(state.columns):
         if str(k) not in columns:
             ref = write_arrays(store.root, f"{LIFT}/column{k}-{uuid.uuid4().hex[:12]}",
-                               {"digits": col.digits.astype(np.int32), "order": col.order,
+                               {"digits": col.digits, "order": col.order,
                                 **_pack([col.denominator, col.target_numerator]),
                                 "steps": np.array([col.lifting_steps, col.certificate_steps],
                                                   dtype=np.int64)},

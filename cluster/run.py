@@ -165,7 +165,8 @@ def cross_check(problem: Problem, seats: list[mpq], engine: str, force: bool = F
 def solve(problem: Problem, *, engine: str = "elimination", checkpoint: str | None = None,
           spec: ClusterSpec = ClusterSpec(), executor: str = "auto", block_size: int | None = None,
           order: str | None = None, table: bool = False, seed: int | None = None,
-          batch_primes: int | None = None, save_every: float | None = None, progress: Callable[[int, int, int], None] | None = None,
+          batch_primes: int | None = None, save_every: float | None = None,
+          progress: Callable[[int, int, int], None] | None = None,
           should_stop: Callable[[], bool] = lambda: False) -> SolveOutcome:
     """Solve ``problem`` exactly with ``engine`` (:data:`ENGINES`) and verify it.
 
@@ -258,7 +259,8 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
                    progress: Callable[[int, int, int], None] | None,
                    should_stop: Callable[[], bool] = lambda: False) -> SolveOutcome:
     """The modular engine in this process. With a ``store`` the lifting state is saved
-    every :data:`SAVE_EVERY` seconds, so a long solve (races of three or more players)
+    every ``save_every`` seconds of its run.json (default :data:`SAVE_EVERY`) and whenever
+    a right-hand side is certified, so a long solve (races of three or more players)
     resumes where it stopped; the answer is recorded once verified."""
     system = problem.system
     state = None
@@ -274,9 +276,10 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
 
         def save(st: LiftState) -> None:
             now = time.perf_counter()
-            if now - clock["last"] >= every or len(st.columns) > len(clock.get("columns", [])):
+            certified = len(clock["manifest"].extra.get("columns", {}))
+            if now - clock["last"] >= every or len(st.columns) > certified:
                 clock["manifest"] = save_state(store, clock["manifest"], st, now - clock["last"])
-                clock["last"], clock["columns"] = now, list(st.columns)
+                clock["last"] = now
     try:
         t0 = time.perf_counter()
         seen = {"column": 0, "before": 0, "last": 0}
@@ -303,7 +306,8 @@ def _solve_modular(problem: Problem, store: RunStore | None, table: bool, seed: 
             values = result.columns[0].solution()
             tab = {system.labels[i]: values[i] for i in range(system.size)}
         seconds = time.perf_counter() - t0
-        verified = verify_answer(problem, seats, primes=0, certificate=certificate_report(result.columns, result.rejected))
+        verified = verify_answer(problem, seats, primes=0,
+                                 certificate=certificate_report(result.columns, result.rejected))
         details = {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
                    "resumed_from_step": 0 if state is None else state.steps,
                    "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
