@@ -1,14 +1,15 @@
 """Segments: groups of exact sparse rows, written once into the Zarr run store.
 
-A segment is a Zarr v3 group with two one-chunk arrays (whole chunks only, each
-protected by a crc32c codec):
-
-- ``index``   uint64: ``[m, nnz, row_ids (m), row_ptr (m+1), cols (nnz), val_ptr (nnz+1)]``
-- ``payload`` uint8: the integers, one after another (sign and magnitude, see
-  :func:`solver.exact.mpz_to_bytes`), value k at ``payload[val_ptr[k]:val_ptr[k+1]]``.
+A segment is a Zarr v3 group of plain one-chunk arrays (each protected by a crc32c
+codec). Rows are one ``uint8`` array ``rows``: an index of ``uint64`` words
+``[m, nnz, row_ids (m), row_ptr (m+1), cols (nnz), val_ptr (nnz+1)]`` followed by the
+payload, the integers one after another (sign and magnitude, see
+:func:`solver.exact.mpz_to_bytes`), value k at ``payload[val_ptr[k]:val_ptr[k+1]]``.
+One array, not two: on a store of small tasks, every Zarr array costs a metadata file
+and a chunk file, and that (not the bytes) was most of a segment's write time.
 
 No object or variable-length dtypes: any Zarr reader sees plain arrays. A BLAKE2b
-digest over both arrays is returned when writing and checked when reading, so a
+digest over the arrays is returned when writing and checked when reading, so a
 segment that was changed or cut short after its manifest was committed is refused.
 """
 
@@ -45,8 +46,8 @@ class SegmentRef:
         return cls(str(data["path"]), str(data["digest"]), int(data["rows"]), int(data["nbytes"]))
 
 
-def encode_rows(rows: dict[int, Row]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows -> (``index`` uint64, ``payload`` uint8)."""
+def encode_rows(rows: dict[int, Row]) -> np.ndarray:
+    """Rows -> one ``uint8`` array: the ``uint64`` index, then the payload."""
     ids = sorted(rows)
     row_ptr = [0]
     cols: list[int] = []
@@ -65,13 +66,19 @@ def encode_rows(rows: dict[int, Row]) -> tuple[np.ndarray, np.ndarray]:
         np.asarray(ids, dtype=np.uint64), np.asarray(row_ptr, dtype=np.uint64),
         np.asarray(cols, dtype=np.uint64), val_ptr,
     ])
-    payload = np.frombuffer(b"".join(blobs), dtype=np.uint8)
-    return index, payload
+    return np.frombuffer(index.tobytes() + b"".join(blobs), dtype=np.uint8)
 
 
-def decode_rows(index: np.ndarray, payload: np.ndarray) -> dict[int, Row]:
+def decode_rows(data: np.ndarray) -> dict[int, Row]:
     """Inverse of :func:`encode_rows`."""
-    m, nnz = int(index[0]), int(index[1])
+    raw = data.tobytes()
+    if len(raw) < 16:
+        raise SegmentError("segment too short for its index")
+    m, nnz = (int(v) for v in np.frombuffer(raw[:16], dtype=np.uint64))
+    words = 2 * m + 2 * nnz + 4
+    if len(raw) < 8 * words:
+        raise SegmentError("segment index and payload do not fit together")
+    index = np.frombuffer(raw[:8 * words], dtype=np.uint64)
     at = 2
     ids = index[at:at + m].tolist()
     at += m
@@ -80,10 +87,10 @@ def decode_rows(index: np.ndarray, payload: np.ndarray) -> dict[int, Row]:
     cols = index[at:at + nnz].tolist()
     at += nnz
     val_ptr = index[at:at + nnz + 1].tolist()
-    if len(val_ptr) != nnz + 1 or (nnz and val_ptr[-1] != payload.size):
+    base = 8 * words
+    if val_ptr[-1] != len(raw) - base:
         raise SegmentError("segment index and payload do not fit together")
-    raw = payload.tobytes()
-    values = [mpz_from_bytes(raw[val_ptr[k]:val_ptr[k + 1]]) for k in range(nnz)]
+    values = [mpz_from_bytes(raw[base + val_ptr[k]:base + val_ptr[k + 1]]) for k in range(nnz)]
     rows: dict[int, Row] = {}
     for r, i in enumerate(ids):
         lo, hi = row_ptr[r], row_ptr[r + 1]
@@ -103,7 +110,8 @@ def digest_arrays(*arrays: np.ndarray) -> str:
 
 def _write_array(group: zarr.Group, name: str, data: np.ndarray) -> None:
     arr = group.create_array(name, shape=data.shape, chunks=tuple(max(1, d) for d in data.shape),
-                             dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0)
+                             dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0,
+                             chunk_key_encoding={"name": "v2", "separator": "."})
     if data.size:
         arr[...] = data
 
@@ -133,11 +141,9 @@ def read_arrays(root: Path, ref: SegmentRef, names: tuple[str, ...]) -> dict[str
 
 def write_segment(root: Path, path: str, rows: dict[int, Row]) -> SegmentRef:
     """Write ``rows`` as a new segment at ``root/path`` (which must not exist yet)."""
-    index, payload = encode_rows(rows)
-    return write_arrays(root, path, {"index": index, "payload": payload}, len(rows))
+    return write_arrays(root, path, {"rows": encode_rows(rows)}, len(rows))
 
 
 def read_segment(root: Path, ref: SegmentRef) -> dict[int, Row]:
     """Read and check a segment of rows (see :func:`read_arrays`)."""
-    arrays = read_arrays(root, ref, ("index", "payload"))
-    return decode_rows(arrays["index"], arrays["payload"])
+    return decode_rows(read_arrays(root, ref, ("rows",))["rows"])

@@ -26,6 +26,7 @@ import os
 import shutil
 import socket
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,10 @@ from checkpoints.errors import StoreError
 from checkpoints.segments import SegmentRef, read_segment, write_segment
 from solver.plan import EliminationPlan
 
-FORMAT = 1
+#: Layout version of a store; 2: row segments are one Zarr array (see segments.py).
+FORMAT = 2
+#: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
+CACHE_BYTES = 256 * 2**20
 
 
 def write_json_atomically(path: Path, data: Any, exclusive: bool = False) -> None:
@@ -114,6 +118,8 @@ class RunStore:
         self.root = root
         self.run = run
         self.plan = plan
+        self._cache: OrderedDict[str, tuple[dict[int, dict], int]] = OrderedDict()
+        self._cached_bytes = 0
 
     @property
     def engine(self) -> str:
@@ -168,7 +174,9 @@ class RunStore:
         except (OSError, ValueError) as exc:
             raise StoreError(f"{root}: run.json is unreadable ({exc})") from exc
         if run.get("format") != FORMAT:
-            raise StoreError(f"{root}: store format {run.get('format')} is not {FORMAT}")
+            raise StoreError(f"{root}: store format {run.get('format')} was written by another "
+                             f"ladders version (this one reads format {FORMAT}); finish it with "
+                             "that version or start a new run")
         if run.get("plan_token") is None:
             return cls(root, run, None)  # a modular run: no elimination plan
         try:
@@ -208,10 +216,33 @@ class RunStore:
 
     # ------------------------------------------------------------------------ segments
     def write(self, path: str, rows: dict[int, dict]) -> SegmentRef:
-        return write_segment(self.root, path, rows)
+        """Write ``rows`` as a new segment and keep them in this process's cache."""
+        ref = write_segment(self.root, path, rows)
+        self._remember(ref, rows)
+        return ref
 
     def read(self, ref: SegmentRef) -> dict[int, dict]:
-        return read_segment(self.root, ref)
+        """The rows of a committed segment: from this process's cache when it wrote or
+        read the same digest lately (a Dask worker often runs the next task on the group
+        it just updated, and every ``U(b, .)`` needs ``F(b)``), else from disk, checked.
+
+        The rows are shared, not copied: the kernels never change rows in place."""
+        hit = self._cache.get(ref.digest)
+        if hit is not None:
+            self._cache.move_to_end(ref.digest)
+            return hit[0]
+        rows = read_segment(self.root, ref)
+        self._remember(ref, rows)
+        return rows
+
+    def _remember(self, ref: SegmentRef, rows: dict[int, dict]) -> None:
+        if ref.nbytes > CACHE_BYTES // 2:
+            return
+        self._cache[ref.digest] = (rows, ref.nbytes)
+        self._cached_bytes += ref.nbytes
+        while self._cached_bytes > CACHE_BYTES:
+            _, (_, nbytes) = self._cache.popitem(last=False)
+            self._cached_bytes -= nbytes
 
     def collect_garbage(self, manifest: Manifest, writing: frozenset[str] = frozenset()) -> int:
         """Delete segments the manifest does not reference (superseded versions, factored

@@ -17,7 +17,6 @@ import os
 import socket
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,8 @@ from solver.system import LinearSystem
 
 Task = tuple[int, int]
 
+#: One open store per worker process and run: its segment cache outlives the tasks.
 _STORES: dict[tuple[str, str], RunStore] = {}
-_FACTORED: OrderedDict[str, dict] = OrderedDict()
-_FACTORED_KEEP = 3  # factored blocks kept in a worker's memory (each U(b, .) reuses F(b))
 
 
 def initial_groups(system: LinearSystem, plan: EliminationPlan) -> dict[int, dict]:
@@ -57,34 +55,39 @@ def _store(root: str, token: str) -> RunStore:
     return _STORES[key]
 
 
-def _factored(store: RunStore, ref: SegmentRef) -> dict:
-    rows = _FACTORED.get(ref.digest)
-    if rows is None:
-        rows = store.read(ref)
-        _FACTORED[ref.digest] = rows
-        while len(_FACTORED) > _FACTORED_KEEP:
-            _FACTORED.popitem(last=False)
-    else:
-        _FACTORED.move_to_end(ref.digest)
-    return rows
-
-
 def run_task(root: str, token: str, b: int, j: int, rows_ref: dict[str, Any],
              factored_ref: dict[str, Any] | None) -> dict[str, Any]:
-    """Run ``F(b)`` (``j == b``) or ``U(b, j)`` and return its receipt."""
+    """What a Dask worker runs: :func:`execute_task` on this process's open store."""
+    return execute_task(_store(root, token), b, j, rows_ref, factored_ref)
+
+
+def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
+                 factored_ref: dict[str, Any] | None) -> dict[str, Any]:
+    """Run ``F(b)`` (``j == b``) or ``U(b, j)`` (followed by ``F(j)`` when the plan
+    fuses them) and return its receipt (with the seconds spent reading, computing and
+    writing)."""
     t0 = time.perf_counter()
-    store = _store(root, token)
     rows = store.read(SegmentRef.from_json(rows_ref))
-    if b == j:
-        out = factor_block(rows, b, store.plan)
-    else:
+    factored = None
+    if b != j:
         if factored_ref is None:
             raise ValueError(f"U({b}, {j}) needs the factored rows of block {b}")
-        out = update_rows(rows, _factored(store, SegmentRef.from_json(factored_ref)), b, store.plan)
+        factored = store.read(SegmentRef.from_json(factored_ref))
+    t1 = time.perf_counter()
+    plan = store.plan
+    if factored is None:
+        out = factor_block(rows, b, plan)
+    else:
+        out = update_rows(rows, factored, b, plan)
+        if plan.fuses(b, j):
+            out = factor_block(out, j, plan)
+    t2 = time.perf_counter()
     ref = store.write(segment_prefix(b, j) + uuid.uuid4().hex[:12], out)
     bits = max((abs(v).bit_length() for row in out.values() for v in row.values()), default=0)
+    t3 = time.perf_counter()
     return {"b": b, "j": j, "segment": ref.to_json(), "max_bits": int(bits),
-            "seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+            "seconds": t3 - t0, "read_seconds": t1 - t0, "write_seconds": t3 - t2,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}
 
 
 def probe_store(root: str) -> dict[str, Any]:
@@ -141,10 +144,10 @@ def apply_receipt(plan: EliminationPlan, manifest: Manifest, receipt: dict[str, 
     ref = SegmentRef.from_json(receipt["segment"])
     groups = dict(manifest.groups)
     factored = dict(manifest.factored)
-    done = set(manifest.done) | {(b, j)}
-    if b == j:
+    done = set(manifest.done) | set(task_parts(plan, b, j))
+    if b == j or plan.fuses(b, j):
         del groups[j]
-        factored[b] = ref
+        factored[j] = ref
     else:
         groups[j] = (b, ref)
     last_block = len(plan.blocks) - 1
@@ -155,6 +158,11 @@ def apply_receipt(plan: EliminationPlan, manifest: Manifest, receipt: dict[str, 
                     elapsed=manifest.elapsed + seconds,
                     max_bits=max(manifest.max_bits, int(receipt.get("max_bits", 0))),
                     extra=manifest.extra)
+
+
+def task_parts(plan: EliminationPlan, b: int, j: int) -> list[Task]:
+    """The plan's tasks that running ``(b, j)`` completes: itself, and ``F(j)`` when fused."""
+    return [(b, j), (j, j)] if b != j and plan.fuses(b, j) else [(b, j)]
 
 
 def is_finished(plan: EliminationPlan, manifest: Manifest) -> bool:
@@ -173,9 +181,8 @@ def run_in_process(store: RunStore, progress: Callable[[Manifest, int], None] | 
                    should_stop: Callable[[], bool] = lambda: False,
                    stop_after: int | None = None) -> Manifest:
     """Execute the remaining tasks one by one in this process (the serial executor over
-    a store) until done, ``should_stop()``, or ``stop_after`` tasks (tests).
+    a store) until done, ``should_stop()``, or at least ``stop_after`` tasks (tests).
     ``progress(manifest, tasks_run)`` is called after each commit."""
-    root, token = str(store.root), store.plan.token
     manifest = store.current()
     store.collect_garbage(manifest)  # leftovers of an interrupted run
     count = 0
@@ -186,12 +193,12 @@ def run_in_process(store: RunStore, progress: Callable[[Manifest, int], None] | 
         b, j = ready[0]
         rows_ref, fac_ref = task_inputs(manifest, b, j)
         t0 = time.perf_counter()
-        receipt = run_task(root, token, b, j, rows_ref, fac_ref)
+        receipt = execute_task(store, b, j, rows_ref, fac_ref)
         before, manifest = manifest, apply_receipt(store.plan, manifest, receipt,
                                                    time.perf_counter() - t0)
         store.commit(manifest)
         store.drop_superseded(before, manifest)
-        count += 1
+        count += len(task_parts(store.plan, b, j))
         if progress is not None:
             progress(manifest, count)
         if stop_after is not None and count >= stop_after:

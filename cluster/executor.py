@@ -21,7 +21,8 @@ from typing import Any
 
 from checkpoints.store import Manifest, RunStore
 from cluster.errors import ClusterError
-from checkpoints.tasks import apply_receipt, is_finished, probe_store, ready_tasks, run_task, task_inputs
+from checkpoints.tasks import (apply_receipt, is_finished, probe_store, ready_tasks, run_task, task_inputs,
+                               task_parts)
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,10 @@ class DriveOutcome:
     tasks_run: int
 
 
-def task_key(token: str, b: int, j: int) -> str:
-    """Deterministic key: the plan token and the task."""
-    return f"ladders-{token[:16]}-" + (f"F{b}" if b == j else f"U{b}-{j}")
+def task_key(token: str, b: int, j: int, fused: bool = False) -> str:
+    """Deterministic key: the plan token and the task (``UF``: an update fused with the
+    factorization that follows it)."""
+    return f"ladders-{token[:16]}-" + (f"F{b}" if b == j else f"{'UF' if fused else 'U'}{b}-{j}")
 
 
 def drive(client: Any, store: RunStore, window: int,
@@ -128,36 +130,49 @@ def drive(client: Any, store: RunStore, window: int,
     root, token = str(store.root), plan.token
     manifest = store.current()
     store.collect_garbage(manifest)  # leftovers of an interrupted run
+    committed = manifest
     in_flight: dict[Any, tuple[int, int]] = {}
     ran = 0
     clock = time.perf_counter()
     nblocks = len(plan.blocks)
-    while not is_finished(plan, manifest):
-        if should_stop():
-            client.cancel(list(in_flight))
-            return DriveOutcome(manifest, True, ran)
+
+    def submit_ready() -> None:
         running = set(in_flight.values())
         for b, j in ready_tasks(plan, manifest, running)[: max(0, window - len(in_flight))]:
             rows_ref, fac_ref = task_inputs(manifest, b, j)
             fut = client.submit(run_task, root, token, b, j, rows_ref, fac_ref,
-                                key=task_key(token, b, j), pure=False,
+                                key=task_key(token, b, j, plan.fuses(b, j)), pure=False,
                                 priority=-(b * nblocks + (j - b)))
             in_flight[fut] = (b, j)
+
+    while not is_finished(plan, manifest):
+        if should_stop():
+            client.cancel(list(in_flight))
+            return DriveOutcome(committed, True, ran)
+        submit_ready()
         if not in_flight:
             raise ClusterError("no task can run but the plan is not finished (inconsistent manifest)")
         try:
             finished, _ = wait(list(in_flight), timeout=0.5, return_when="FIRST_COMPLETED")
         except TimeoutError:
             continue
+        to_commit = []
         for fut in finished:
             in_flight.pop(fut)
             receipt = fut.result()  # a task's exception surfaces here, with its message
             now = time.perf_counter()
-            before, manifest = manifest, apply_receipt(plan, manifest, receipt, now - clock)
+            manifest = apply_receipt(plan, manifest, receipt, now - clock)
+            to_commit.append(manifest)
             clock = now
-            store.commit(manifest)
-            store.drop_superseded(before, manifest)
-            ran += 1
+            ran += len(task_parts(plan, int(receipt["b"]), int(receipt["j"])))
+        # the next tasks go out before the commits: they read segments that are on disk
+        # already, and if this driver dies before committing they are simply redone
+        if not is_finished(plan, manifest):
+            submit_ready()
+        for version in to_commit:  # one manifest per finished task, in order
+            store.commit(version)
+            store.drop_superseded(committed, version)
+            committed = version
         if progress is not None:
             progress(manifest, ran)
     return DriveOutcome(manifest, False, ran)

@@ -370,6 +370,7 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
             manifest = run_in_process(store, report, should_stop)
             ran = len(manifest.done) - before
             interrupted = not is_finished(store.plan, manifest)
+            seconds = time.perf_counter() - t0
         else:
             with connect(spec) as client:
                 workers = check_workers(client, str(store.root.resolve()))
@@ -377,8 +378,8 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
                 t0 += startup
                 outcome = drive(client, store, window=2 * workers + 1, progress=report,
                                 should_stop=should_stop)
+                seconds = time.perf_counter() - t0  # the cluster's shutdown is not the solve's
             manifest, ran, interrupted = outcome.manifest, outcome.tasks_run, outcome.interrupted
-        seconds = time.perf_counter() - t0
         out = SolveOutcome(problem, [], seconds, executor, interrupted=interrupted,
                            startup_seconds=startup,
                            store=store.root, tasks_run=ran, tasks_total=total,

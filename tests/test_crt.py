@@ -110,7 +110,7 @@ def test_a_damaged_batch_is_refused(tmp_path) -> None:
     solve(problem, engine="crt", executor="serial", seed=4, batch_primes=1, checkpoint=str(path),
           should_stop=stop_soon)
     ref = next(iter(committed_batches(RunStore.open(path).current()).values()))
-    chunk = path / ref.path / "residues" / "c" / "0" / "0" / "0"
+    chunk = path / ref.path / "residues" / "0.0.0"
     data = bytearray(chunk.read_bytes())
     data[-10] ^= 1
     chunk.write_bytes(bytes(data))

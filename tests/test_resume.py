@@ -114,7 +114,7 @@ def test_status_and_verify_of_a_finished_run(tmp_path) -> None:
     # a damaged committed segment makes verify fail with one line, no traceback
     manifest = RunStore.open(store).current()
     seg = next(iter(manifest.factored.values()))
-    chunk = store / seg.path / "payload" / "c" / "0"
+    chunk = store / seg.path / "rows" / "0"
     data = bytearray(chunk.read_bytes())
     data[-10] ^= 1
     chunk.write_bytes(bytes(data))
