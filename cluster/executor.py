@@ -107,9 +107,13 @@ def check_workers(client: Any, root: str, timeout: float = 30.0) -> int:
 
 @dataclass
 class DriveOutcome:
+    """Where a drive stopped. ``worker_seconds``: the finished tasks' time on the
+    workers, split into ``read``, ``compute`` and ``write`` (the store's share)."""
+
     manifest: Manifest
     interrupted: bool
     tasks_run: int
+    worker_seconds: dict[str, float]
 
 
 def task_key(token: str, b: int, j: int, fused: bool = False) -> str:
@@ -133,6 +137,7 @@ def drive(client: Any, store: RunStore, window: int,
     committed = manifest
     in_flight: dict[Any, tuple[int, int]] = {}
     ran = 0
+    spent = {"read": 0.0, "compute": 0.0, "write": 0.0}
     clock = time.perf_counter()
     nblocks = len(plan.blocks)
 
@@ -148,7 +153,7 @@ def drive(client: Any, store: RunStore, window: int,
     while not is_finished(plan, manifest):
         if should_stop():
             client.cancel(list(in_flight))
-            return DriveOutcome(committed, True, ran)
+            return DriveOutcome(committed, True, ran, spent)
         submit_ready()
         if not in_flight:
             raise ClusterError("no task can run but the plan is not finished (inconsistent manifest)")
@@ -165,6 +170,9 @@ def drive(client: Any, store: RunStore, window: int,
             to_commit.append(manifest)
             clock = now
             ran += len(task_parts(plan, int(receipt["b"]), int(receipt["j"])))
+            spent["read"] += receipt["read_seconds"]
+            spent["write"] += receipt["write_seconds"]
+            spent["compute"] += receipt["seconds"] - receipt["read_seconds"] - receipt["write_seconds"]
         # the next tasks go out before the commits: they read segments that are on disk
         # already, and if this driver dies before committing they are simply redone
         if not is_finished(plan, manifest):
@@ -175,4 +183,4 @@ def drive(client: Any, store: RunStore, window: int,
             committed = version
         if progress is not None:
             progress(manifest, ran)
-    return DriveOutcome(manifest, False, ran)
+    return DriveOutcome(manifest, False, ran, spent)

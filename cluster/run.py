@@ -360,6 +360,7 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
         t0 = time.perf_counter()
         startup = 0.0
         total = len(store.plan.tasks())
+        details: dict[str, Any] = {}
 
         def report(manifest: Manifest, _ran: int) -> None:
             if progress is not None:
@@ -380,7 +381,8 @@ def _run_store(store: RunStore, problem: Problem, spec: ClusterSpec, executor: s
                                 should_stop=should_stop)
                 seconds = time.perf_counter() - t0  # the cluster's shutdown is not the solve's
             manifest, ran, interrupted = outcome.manifest, outcome.tasks_run, outcome.interrupted
-        out = SolveOutcome(problem, [], seconds, executor, interrupted=interrupted,
+            details["worker_seconds"] = {k: round(v, 3) for k, v in outcome.worker_seconds.items()}
+        out = SolveOutcome(problem, [], seconds, executor, interrupted=interrupted, details=details,
                            startup_seconds=startup,
                            store=store.root, tasks_run=ran, tasks_total=total,
                            store_bytes=store.size_bytes())
