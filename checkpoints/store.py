@@ -302,8 +302,21 @@ class RunStore:
                                  f"on {holder.get('host')}); wait for it or stop it first") from None
             with os.fdopen(fd, "w") as fh:
                 json.dump(me, fh)
+            self._drop_uncommitted_manifests()
             return
         raise StoreError(f"{self.root}: could not take the LOCK")
+
+    def _drop_uncommitted_manifests(self) -> None:
+        """Numbered manifests beyond CURRENT: a driver killed between writing one and
+        moving CURRENT left it. CURRENT is the truth, so they never counted; deleting
+        them (under the LOCK) lets the next commit take their number."""
+        try:
+            seq = int((self.root / "manifest" / "CURRENT").read_text().strip())
+        except (OSError, ValueError):
+            return
+        for path in (self.root / "manifest").glob("[0-9]*.json"):
+            if path.stem.isdigit() and int(path.stem) > seq:
+                path.unlink(missing_ok=True)
 
     def release_lock(self) -> None:
         (self.root / "LOCK").unlink(missing_ok=True)

@@ -71,6 +71,21 @@ def test_an_update_and_the_factorization_it_unblocks_commit_as_one_task(tmp_path
     assert stored_answer(store, system, run_in_process(store)) == eliminate_target(system, plan)
 
 
+def test_a_manifest_written_but_never_made_current_is_dropped_on_resume(tmp_path) -> None:
+    # kill -9 between the numbered manifest and CURRENT: the next driver must not trip on it
+    system, plan, store = new_store(tmp_path)
+    run_in_process(store, stop_after=2)
+    seq = store.current().seq
+    orphan = store.root / "manifest" / f"{seq + 1:06d}.json"
+    orphan.write_text("{}")
+    reopened = RunStore.open(store.root)
+    reopened.acquire_lock()
+    assert not orphan.exists() and reopened.current().seq == seq
+    manifest = run_in_process(reopened)
+    reopened.release_lock()
+    assert stored_answer(reopened, system, manifest) == eliminate_target(system, plan)
+
+
 def test_a_tampered_segment_is_refused(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     run_in_process(store, stop_after=3)
