@@ -238,6 +238,9 @@ class RunStore:
     def _remember(self, ref: SegmentRef, rows: dict[int, dict]) -> None:
         if ref.nbytes > CACHE_BYTES // 2:
             return
+        old = self._cache.pop(ref.digest, None)  # the same rows written twice: count them once
+        if old is not None:
+            self._cached_bytes -= old[1]
         self._cache[ref.digest] = (rows, ref.nbytes)
         self._cached_bytes += ref.nbytes
         while self._cached_bytes > CACHE_BYTES:
