@@ -4,7 +4,7 @@ A segment is a Zarr v3 group of plain one-chunk arrays (each protected by a crc3
 codec). Rows are one ``uint8`` array ``rows``: an index of ``uint64`` words
 ``[m, nnz, row_ids (m), row_ptr (m+1), cols (nnz), val_ptr (nnz+1)]`` followed by the
 payload, the integers one after another (sign and magnitude, see
-:func:`solver.exact.mpz_to_bytes`), value k at ``payload[val_ptr[k]:val_ptr[k+1]]``.
+:func:`ladders.solver.exact.mpz_to_bytes`), value k at ``payload[val_ptr[k]:val_ptr[k+1]]``.
 One array, not two: on a store of small tasks, every Zarr array costs a metadata file
 and a chunk file, and that (not the bytes) was most of a segment's write time.
 
@@ -23,8 +23,8 @@ import numpy as np
 import zarr
 from zarr.codecs import Crc32cCodec
 
-from checkpoints.errors import SegmentError
-from solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
+from ladders.checkpoints.errors import SegmentError
+from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
 
 Row = dict[int, mpz]
 

@@ -27,43 +27,19 @@ import shutil
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkpoints.errors import StoreError
-from checkpoints.segments import SegmentRef, read_segment, write_segment
-from solver.plan import EliminationPlan
+from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.files import write_json_atomically
+from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 
 #: Layout version of a store; 2: row segments are one Zarr array (see segments.py).
 FORMAT = 2
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
-
-
-def write_json_atomically(path: Path, data: Any, exclusive: bool = False) -> None:
-    """Write JSON to ``path`` through a temporary file, fsync, then rename (or link).
-
-    ``exclusive``: fail with ``FileExistsError`` if ``path`` already exists (a hard link
-    is atomic and refuses to replace).
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    try:
-        if exclusive:
-            os.link(tmp, path)
-        else:
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 @dataclass
@@ -114,26 +90,29 @@ class Manifest:
 class RunStore:
     """One run directory. Create with :meth:`create`, reopen with :meth:`open`."""
 
-    def __init__(self, root: Path, run: dict[str, Any], plan: EliminationPlan | None) -> None:
+    def __init__(self, root: Path, run: dict[str, Any]) -> None:
         self.root = root
         self.run = run
-        self.plan = plan
+        #: what an engine derives from the store's files once per process (e.g. its plan)
+        self.memo: dict[str, Any] = {}
         self._cache: OrderedDict[str, tuple[dict[int, dict], int]] = OrderedDict()
         self._cached_bytes = 0
 
     @property
     def engine(self) -> str:
-        """The exact engine the run uses: ``elimination``, ``modular`` or ``crt``."""
+        """The name of the exact engine the run uses (see ``ladders.cluster.engines``)."""
         return str(self.run.get("engine", "elimination"))
 
     # ----------------------------------------------------------------- create / open
     @classmethod
-    def create(cls, root: str | Path, run: dict[str, Any], plan: EliminationPlan | None = None,
-               initial: dict[int, dict[int, dict]] | None = None,
-               extra: dict[str, Any] | None = None) -> RunStore:
-        """A new store: for the elimination engine with ``plan`` and the initial rows of
-        every group; for the modular engines with no plan (their state lives in the
-        manifests' ``extra``, starting from ``extra``).
+    def create(cls, root: str | Path, run: dict[str, Any], files: dict[str, Any] | None = None,
+               groups: dict[int, tuple[int, SegmentRef]] | None = None,
+               extra: dict[str, Any] | None = None,
+               segments: Callable[[Path], dict[int, tuple[int, SegmentRef]]] | None = None) -> RunStore:
+        """A new store for ``run`` (run.json), with the engine's own immutable JSON
+        ``files`` (e.g. the elimination plan), the first manifest's ``extra`` and the
+        initial segments that ``segments(root)`` writes (their references become the
+        first manifest's groups).
 
         Refuses a folder that already holds a run (resume it instead) or other files.
         """
@@ -144,27 +123,18 @@ class RunStore:
         if root.exists() and any(root.iterdir()):
             raise StoreError(f"{root} is not empty and holds no run; choose an empty or new folder")
         (root / "manifest").mkdir(parents=True, exist_ok=True)
-        groups: dict[int, tuple[int, SegmentRef]] = {}
-        token = None
-        if plan is not None:
-            (root / "rows").mkdir(exist_ok=True)
-            plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
-                         "touches": [list(t) for t in plan.touches],
-                         "system_digest": plan.system_digest, "updates": plan.updates,
-                         "fill": plan.fill, "token": plan.token}
-            write_json_atomically(root / "plan.json", plan_json, exclusive=True)
-            groups = {j: (-1, write_segment(root, f"rows/g{j}/init", rows))
-                      for j, rows in (initial or {}).items()}
-            token = plan.token
-        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "plan_token": token,
-                                                  "created": time.time()}, exclusive=True)
-        store = cls(root, json.loads((root / "run.json").read_text()), plan)
+        for name, data in (files or {}).items():
+            write_json_atomically(root / name, data, exclusive=True)
+        groups = segments(root) if segments is not None else {}
+        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "created": time.time()},
+                              exclusive=True)
+        store = cls(root, json.loads((root / "run.json").read_text()))
         store.commit(Manifest(seq=0, groups=groups, factored={}, done=set(), extra=extra or {}))
         return store
 
     @classmethod
     def open(cls, root: str | Path) -> RunStore:
-        """Open an existing store, checking that its plan still hashes to its token."""
+        """Open an existing store (its engine checks its own files, see ``read_json``)."""
         root = Path(root)
         if not (root / "run.json").exists():
             raise StoreError(f"{root}: no run store here (no run.json); start one with "
@@ -177,21 +147,14 @@ class RunStore:
             raise StoreError(f"{root}: store format {run.get('format')} was written by another "
                              f"ladders version (this one reads format {FORMAT}); finish it with "
                              "that version or start a new run")
-        if run.get("plan_token") is None:
-            return cls(root, run, None)  # a modular run: no elimination plan
+        return cls(root, run)
+
+    def read_json(self, name: str) -> Any:
+        """One of the run's immutable JSON files (``StoreError`` if it is unreadable)."""
         try:
-            data = json.loads((root / "plan.json").read_text())
+            return json.loads((self.root / name).read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{root}: plan.json is unreadable ({exc})") from exc
-        plan = EliminationPlan(order=tuple(data["order"]),
-                               blocks=tuple(tuple(b) for b in data["blocks"]),
-                               touches=tuple(tuple(t) for t in data["touches"]),
-                               system_digest=data["system_digest"], updates=data["updates"],
-                               fill=data["fill"])
-        if plan.token != run["plan_token"] or plan.token != data.get("token"):
-            raise StoreError(f"{root}: plan.json does not match the run's plan token "
-                             "(the store was changed by hand?)")
-        return cls(root, run, plan)
+            raise StoreError(f"{self.root}: {name} is unreadable ({exc})") from exc
 
     # ----------------------------------------------------------------------- manifests
     def current(self) -> Manifest:
@@ -349,3 +312,15 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def probe_store(root: str) -> dict[str, Any]:
+    """Run on a worker: prove it can write, read and delete a file in the store."""
+    path = Path(root) / f".probe-{socket.gethostname()}-{os.getpid()}"
+    try:
+        path.write_text("ok")
+        ok = path.read_text() == "ok"
+        path.unlink()
+    except OSError as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"ok": ok, "error": None if ok else "read back differs"}

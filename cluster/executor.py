@@ -1,12 +1,16 @@
-"""The Dask executor: run a stored plan's tasks on a cluster, committing as they finish.
+"""Where tasks run: one loop in this process, one on a Dask cluster, for every engine.
 
 Default cluster: ``LocalCluster(processes=True, threads_per_worker=1)`` (gmpy2 holds the
 GIL, so parallel work needs processes). ``--scheduler tcp://HOST:PORT`` or
 ``--scheduler-file F`` use a cluster started with ``dask scheduler`` / ``dask worker``.
 
-Tasks carry store paths and segment references only (no bulk data through the
-scheduler); their keys derive from the plan token. The driver alone commits manifests:
-after every finished task, so an interruption loses at most the tasks in flight.
+An engine's stored run implements :class:`Work`: which items may start, the task of an
+item, what a finished item's receipt changes, and when the run is finished. The two
+loops below (:func:`run_serial`, :func:`run_dask`) are the only submit / wait / commit /
+report / stop loops of `ladders`, as in rechunker's executors. Tasks carry store paths
+and small parameters only (no bulk data through the scheduler), their keys derive from
+the run's token, and only the driver commits manifests: after every finished task, so
+an interruption loses at most the tasks in flight.
 """
 
 from __future__ import annotations
@@ -15,14 +19,11 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from checkpoints.store import Manifest, RunStore
-from cluster.errors import ClusterError
-from checkpoints.tasks import (apply_receipt, is_finished, probe_store, ready_tasks, run_task, task_inputs,
-                               task_parts)
+from ladders.cluster.errors import ClusterError
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def check_workers(client: Any, root: str, timeout: float = 30.0) -> int:
 
     Returns the number of workers. Raises :class:`ClusterError` with the reason.
     """
+    from ladders.checkpoints.store import probe_store
+
     try:
         client.wait_for_workers(1, timeout=timeout)
     except (TimeoutError, OSError) as exc:
@@ -105,82 +108,98 @@ def check_workers(client: Any, root: str, timeout: float = 30.0) -> int:
     return len(answers)
 
 
-@dataclass
-class DriveOutcome:
-    """Where a drive stopped. ``worker_seconds``: the finished tasks' time on the
-    workers, split into ``read``, ``compute`` and ``write`` (the store's share)."""
+@dataclass(frozen=True)
+class Task:
+    """What a worker runs for one item: ``function(*args)`` under a deterministic ``key``
+    (Dask runs urgent tasks first: higher ``priority``)."""
 
-    manifest: Manifest
-    interrupted: bool
-    tasks_run: int
-    worker_seconds: dict[str, float]
-
-
-def task_key(token: str, b: int, j: int, fused: bool = False) -> str:
-    """Deterministic key: the plan token and the task (``UF``: an update fused with the
-    factorization that follows it)."""
-    return f"ladders-{token[:16]}-" + (f"F{b}" if b == j else f"{'UF' if fused else 'U'}{b}-{j}")
+    function: Callable[..., dict[str, Any]]
+    args: tuple[Any, ...]
+    key: str
+    priority: int = 0
 
 
-def drive(client: Any, store: RunStore, window: int,
-          progress: Callable[[Manifest, int], None] | None = None,
-          should_stop: Callable[[], bool] = lambda: False) -> DriveOutcome:
-    """Submit ready tasks (at most ``window`` in flight), commit each receipt, until the
-    plan is finished or ``should_stop()`` turns true (then in-flight tasks are cancelled
-    and the committed manifest is the resume point)."""
+class Work(Protocol):
+    """An engine's stored run, as the executors see it (items: hashable task names)."""
+
+    def finished(self) -> bool:
+        """Whether the run is done (may do the driver's final work, e.g. a certificate)."""
+
+    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
+        """At most ``limit`` items that may start now and are not ``running``, most
+        urgent first."""
+
+    def task(self, item: Hashable) -> Task:
+        """The task a Dask worker runs for ``item``."""
+
+    def run_here(self, item: Hashable) -> dict[str, Any]:
+        """Run ``item`` in this process and return its receipt."""
+
+    def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
+        """Take a finished item's receipt into the driver's state (not yet on disk)."""
+
+    def commit(self) -> None:
+        """Commit what was accepted: the new manifests become the resume point."""
+
+
+def run_serial(work: Work, should_stop: Callable[[], bool],
+               progress: Callable[[], None] = lambda: None) -> bool:
+    """Run the items one by one in this process, committing each; True if stopped."""
+    while not work.finished():
+        if should_stop():
+            return True
+        items = work.ready(set(), 1)
+        if not items:
+            raise ClusterError("no task can run but the run is not finished (inconsistent manifest)")
+        t0 = time.perf_counter()
+        receipt = work.run_here(items[0])
+        work.accept(items[0], receipt, time.perf_counter() - t0)
+        work.commit()
+        progress()
+    return False
+
+
+def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], bool],
+             progress: Callable[[], None] = lambda: None) -> bool:
+    """Keep at most ``window`` tasks in flight on ``client``'s cluster, accept each
+    receipt as it arrives, submit what became ready, then commit; True if stopped
+    (the tasks still in flight are cancelled, the committed manifest is the resume
+    point)."""
     from distributed import wait
 
-    plan = store.plan
-    root, token = str(store.root), plan.token
-    manifest = store.current()
-    store.collect_garbage(manifest)  # leftovers of an interrupted run
-    committed = manifest
-    in_flight: dict[Any, tuple[int, int]] = {}
-    ran = 0
-    spent = {"read": 0.0, "compute": 0.0, "write": 0.0}
+    in_flight: dict[Any, Hashable] = {}
+
+    def submit() -> None:
+        for item in work.ready(set(in_flight.values()), window - len(in_flight)):
+            task = work.task(item)
+            fut = client.submit(task.function, *task.args, key=task.key, pure=False,
+                                priority=task.priority)
+            in_flight[fut] = item
+
     clock = time.perf_counter()
-    nblocks = len(plan.blocks)
-
-    def submit_ready() -> None:
-        running = set(in_flight.values())
-        for b, j in ready_tasks(plan, manifest, running)[: max(0, window - len(in_flight))]:
-            rows_ref, fac_ref = task_inputs(manifest, b, j)
-            fut = client.submit(run_task, root, token, b, j, rows_ref, fac_ref,
-                                key=task_key(token, b, j, plan.fuses(b, j)), pure=False,
-                                priority=-(b * nblocks + (j - b)))
-            in_flight[fut] = (b, j)
-
-    while not is_finished(plan, manifest):
-        if should_stop():
+    try:
+        while not work.finished():
+            if should_stop():
+                return True
+            submit()
+            if not in_flight:
+                raise ClusterError("no task can run but the run is not finished (inconsistent manifest)")
+            try:
+                finished, _ = wait(list(in_flight), timeout=0.5, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                continue
+            for fut in sorted(finished, key=in_flight.__getitem__):
+                item = in_flight.pop(fut)
+                receipt = fut.result()  # a task's exception surfaces here, with its message
+                now = time.perf_counter()
+                work.accept(item, receipt, now - clock)
+                clock = now
+            # the next tasks go out before the commits: they read what is on disk
+            # already, and if this driver dies before committing they are simply redone
+            submit()
+            work.commit()
+            progress()
+        return False
+    finally:
+        if in_flight:
             client.cancel(list(in_flight))
-            return DriveOutcome(committed, True, ran, spent)
-        submit_ready()
-        if not in_flight:
-            raise ClusterError("no task can run but the plan is not finished (inconsistent manifest)")
-        try:
-            finished, _ = wait(list(in_flight), timeout=0.5, return_when="FIRST_COMPLETED")
-        except TimeoutError:
-            continue
-        to_commit = []
-        for fut in finished:
-            in_flight.pop(fut)
-            receipt = fut.result()  # a task's exception surfaces here, with its message
-            now = time.perf_counter()
-            manifest = apply_receipt(plan, manifest, receipt, now - clock)
-            to_commit.append(manifest)
-            clock = now
-            ran += len(task_parts(plan, int(receipt["b"]), int(receipt["j"])))
-            spent["read"] += receipt["read_seconds"]
-            spent["write"] += receipt["write_seconds"]
-            spent["compute"] += receipt["seconds"] - receipt["read_seconds"] - receipt["write_seconds"]
-        # the next tasks go out before the commits: they read segments that are on disk
-        # already, and if this driver dies before committing they are simply redone
-        if not is_finished(plan, manifest):
-            submit_ready()
-        for version in to_commit:  # one manifest per finished task, in order
-            store.commit(version)
-            store.drop_superseded(committed, version)
-            committed = version
-        if progress is not None:
-            progress(manifest, ran)
-    return DriveOutcome(manifest, False, ran, spent)

@@ -4,7 +4,7 @@ Every function computes its data with the exact :mod:`solver` functions and draw
 a new :class:`matplotlib.figure.Figure`, which it returns; :func:`save_figure` writes it
 as PNG or SVG. From Python::
 
-    from cluster.plots import plot_board, save_figure
+    from ladders.cluster.plots import plot_board, save_figure
     save_figure(plot_board("hasbro"), "board.png")
 
 matplotlib is an optional extra (``pip install 'ladders[plot]'``). It is imported inside
@@ -20,22 +20,21 @@ hatching, light/dark) separates anything that colour alone would.
 from __future__ import annotations
 
 import math
-import os
 import struct
-import tempfile
 from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from solver.board import Board, load_board
-from solver.bounds import bounds_sequence, bounds_to_digits
-from solver.chain import (AbsorbingChain, build_chain, iter_throws, length_distribution,
+from ladders.checkpoints.files import write_atomically
+from ladders.solver.games.board import Board, load_board
+from ladders.solver.checks.bounds import bounds_sequence, bounds_to_digits
+from ladders.solver.games.chain import (AbsorbingChain, build_chain, iter_throws, length_distribution,
                           one_player_stats)
-from solver.coins import CoinGame, solve_coins
-from solver.exact import fraction_to_decimal, mpq
-from solver.simulate import diagonal_estimate, race_winners, simulate_lengths
+from ladders.solver.games.coins import CoinGame, solve_coins
+from ladders.solver.exact import fraction_to_decimal, mpq
+from ladders.solver.checks.simulate import diagonal_estimate, estimate_errors, simulate_lengths
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -428,15 +427,15 @@ def plot_convergence(board: Board | str, *, players: int = 2, moves: int | None 
 
     rng = np.random.default_rng(seed)
     lengths = simulate_lengths(chain, games * players, rng)
-    wins = race_winners(lengths.reshape(games, players)) == 0
     sizes = np.unique(np.geomspace(min(100, games), games, 14).astype(int))
-    race_err = np.array([abs(wins[:m].mean() - p) for m in sizes])
+    rows = estimate_errors(lengths, players, p, sizes.tolist())
+    race_err = np.array([r["error"] for r in rows])
     floor = 1e-12  # an error that happens to be exactly 0 would vanish from a log plot
     right.loglog(sizes, np.maximum(race_err, floor), "o", color=BLUE, label="races won by seat 1")
     right.loglog(sizes, np.sqrt(p * (1 - p) / sizes), color=BLUE, linewidth=1.2,
                  label="its standard error √(p(1−p)/N)")
     if players == 2:
-        diag_err = np.array([abs(diagonal_estimate(lengths[:2 * m]).value - p) for m in sizes])
+        diag_err = np.array([r["diagonal_error"] for r in rows])
         spread = diagonal_estimate(lengths).stderr * math.sqrt(lengths.size)
         right.loglog(sizes, np.maximum(diag_err, floor), "s", color=VERMILLION,
                      label="diagonal squares from 2N one-player games")
@@ -553,17 +552,6 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 100,
     directory = path.parent
     if not directory.is_dir():
         raise ValueError(f"{path}: the folder {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        # mkstemp makes the file private (0600); a picture gets the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, data)
     return {"output": str(path), "format": fmt, "bytes": len(data), "width": width,
             "height": height}

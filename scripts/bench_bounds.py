@@ -18,11 +18,11 @@ CASES = [(2, 16), (2, 1000), (3, 100), (3, 1000), (4, 200), (5, 100), (6, 100)]
 
 def main() -> None:
     sys.set_int_max_str_digits(0)
-    from solver.exact import str_to_fraction
+    from ladders.solver.exact import str_to_fraction
     rows = []
     for players, digits in CASES:
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "cluster.cli", "bounds", "hasbro", "--players",
+        proc = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", "bounds", "hasbro", "--players",
                                str(players), "--digits", str(digits), "--json"],
                               capture_output=True, text=True, check=True)
         wall = time.perf_counter() - t0

@@ -28,11 +28,12 @@ from typing import Any
 
 import psutil
 
-from cluster.executor import ClusterSpec
-from cluster.run import Problem, solve
-from solver.board import make_board, preset_board
-from solver.exact import fraction_to_decimal, mpq
-from solver.system import LinearSystem
+from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.runs import solve
+from ladders.solver.problem import Problem
+from ladders.solver.games.board import make_board, preset_board
+from ladders.solver.exact import fraction_to_decimal, mpq
+from ladders.solver.system import LinearSystem
 
 
 def published_elimination(system: LinearSystem) -> mpq:
@@ -105,7 +106,7 @@ class PeakMemory:
 def engine_run(problem: Problem, workers: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, PeakMemory() as mem:
         t0 = time.perf_counter()
-        out = solve(problem, checkpoint=str(Path(tmp) / "run"), spec=ClusterSpec(workers=workers),
+        out = solve(problem, "elimination", checkpoint=str(Path(tmp) / "run"), spec=ClusterSpec(workers=workers),
                     executor="dask")
         wall = time.perf_counter() - t0
     assert out.verified["passed"]

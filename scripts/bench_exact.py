@@ -31,9 +31,9 @@ FLINT = r'''
 import json, sys, time
 sys.set_int_max_str_digits(0)
 import flint
-from solver.board import preset_board
-from solver.chain import build_chain
-from solver.race import race_system
+from ladders.solver.games.board import preset_board
+from ladders.solver.games.chain import build_chain
+from ladders.solver.games.race import race_system
 system = race_system(build_chain(preset_board("hasbro")), 2)
 t0 = time.perf_counter()
 n = system.size
@@ -65,12 +65,12 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
 
 
 def ladders(*args: str, env: dict[str, str] | None = None) -> tuple[dict, dict]:
-    res = run([sys.executable, "-m", "cluster.cli", *args, "--json"], env)
+    res = run([sys.executable, "-m", "ladders.cluster.cli", *args, "--json"], env)
     return res, json.loads(res["stdout"])
 
 
 def board60(tmp: Path) -> str:
-    from solver.board import preset_board
+    from ladders.solver.games.board import preset_board
     jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < 60 and b <= 60]
     path = tmp / "hasbro60.txt"
     path.write_text("0\n60\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))

@@ -8,6 +8,8 @@ number is turned into text here.
 
 from __future__ import annotations
 
+import math
+
 import gmpy2
 from gmpy2 import mpq, mpz
 
@@ -100,3 +102,8 @@ def digit_counts(value: mpq) -> dict[str, int]:
         "numerator": len(str(abs(q.numerator))),
         "denominator": len(str(q.denominator)),
     }
+
+
+def bits_to_digits(bits: int) -> int:
+    """Decimal digits of a number of ``bits`` bits (rounded up)."""
+    return math.ceil(bits * math.log10(2)) if bits else 0

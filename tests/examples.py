@@ -1,4 +1,5 @@
-"""One table of games with exact answers, run through every engine and executor.
+"""One table of games with exact answers, looked up by name and run through every
+engine and executor (``test_engines.py``).
 
 Each example is a board (preset, or built from parts), a player count, and the exact
 seat-1 probability where it is published (SPEC 3); ``None`` means "compare with the
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.board import Board, make_board, preset_board
-from solver.exact import mpq
+from ladders.solver.games.board import Board, make_board, preset_board
+from ladders.solver.exact import mpq
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,11 @@ def truncated(name: str, end: int) -> Board:
                       [(a, t) for a, t in b.jumps if a < end and t <= end])
 
 
-EXAMPLES = [
+EXAMPLES = {ex.name: ex for ex in [
     Example("tiny10-2", preset_board("tiny10"), 2, mpq(30799, 57720)),
     Example("tiny10-3", preset_board("tiny10"), 3),
     Example("bounce12-2", make_board("bounce12", 0, 12, 4, "bounce", [(3, 9), (11, 1), (7, 10)]), 2),
     Example("pass15-2", make_board("pass15", 0, 15, 6, "pass", [(2, 13), (14, 4), (8, 3)]), 2),
     Example("hasbro20-2", truncated("hasbro", 20), 2),
     Example("d3-4", make_board("d3", 0, 6, 3, "stay", [(2, 5), (4, 1)]), 4),
-]
+]}

@@ -8,8 +8,8 @@ import itertools
 
 import flint
 
-from solver.board import Board, reachable_squares
-from solver.exact import mpq
+from ladders.solver.games.board import Board, reachable_squares
+from ladders.solver.exact import mpq
 
 
 def oracle_seats(board: Board, players: int) -> list[mpq]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from solver.board import Board, BoardError, make_board
+from ladders.solver.games.board import Board, BoardError, make_board
 
 
 @st.composite

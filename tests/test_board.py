@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver.board import BoardError, load_board, make_board, preset_board, preset_names, with_overrides
+from ladders.solver.games.board import BoardError, load_board, make_board, preset_board, preset_names, with_overrides
 
 HASBRO_TEXT = "0\n100\n6\n" + "\n".join(f"{a} {b}" for a, b in preset_board("hasbro").jumps) + "\n"
 

@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from examples import EXAMPLES
-from solver.board import preset_board
-from solver.bounds import bounds_to_digits, markov_bounds
-from solver.chain import build_chain, length_distribution
-from solver.exact import fraction_to_decimal, mpq
-from solver.race import solve_race
+from ladders.solver.games.board import preset_board
+from ladders.solver.checks.bounds import bounds_to_digits, markov_bounds
+from ladders.solver.games.chain import build_chain, length_distribution
+from ladders.solver.exact import fraction_to_decimal, mpq
+from ladders.solver.games.race import solve_race
 from strategies import small_boards
 
 HASBRO = build_chain(preset_board("hasbro"))
@@ -54,7 +54,7 @@ def test_seats_and_gap_add_up_to_one_exactly() -> None:
 
 
 def test_bounds_bracket_the_exact_examples() -> None:
-    for ex in EXAMPLES:
+    for ex in EXAMPLES.values():
         chain = build_chain(ex.board)
         seats = solve_race(chain, ex.players).seats
         for n in (1, 5, 30, 200):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from solver.board import preset_board
-from solver.chain import build_chain, length_distribution, one_player_stats
-from solver.exact import fraction_to_decimal, mpq, sqrt_to_decimal
+from ladders.solver.games.board import preset_board
+from ladders.solver.games.chain import build_chain, length_distribution, one_player_stats
+from ladders.solver.exact import fraction_to_decimal, mpq, sqrt_to_decimal
 
 
 def test_hasbro_first_finishing_throws() -> None:

@@ -10,8 +10,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from cluster.cli import cli
-from solver.exact import mpq, str_to_fraction
+from ladders.cluster.cli import cli
+from ladders.solver.exact import mpq, str_to_fraction
 
 COMMANDS = ["boards", "show", "stats", "bounds", "simulate", "solve", "coins"]
 
@@ -115,7 +115,7 @@ BAD = [
 def test_bad_boards_through_the_real_program(tmp_path, text: str, message: str) -> None:
     path = tmp_path / "board.txt"
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "cluster.cli", "stats", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", "stats", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stdout == ""

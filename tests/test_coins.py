@@ -6,8 +6,8 @@ import flint
 import numpy as np
 import pytest
 
-from solver.coins import CoinGame, cycle_distribution, solve_coins, turn_outcomes
-from solver.exact import mpq
+from ladders.solver.games.coins import CoinGame, cycle_distribution, solve_coins, turn_outcomes
+from ladders.solver.exact import mpq
 
 
 def test_rules_of_a_turn() -> None:

@@ -16,15 +16,16 @@ import time
 import pytest
 from distributed import Client, LocalCluster
 
-from checkpoints.errors import StoreError
-from checkpoints.store import RunStore
-from cluster.errors import ClusterError
-from cluster.executor import ClusterSpec
-from cluster.run import Problem, resume, solve
+from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.store import RunStore
+from ladders.cluster.errors import ClusterError
+from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.runs import resume, solve
+from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
-from solver.eliminate import eliminate_target
-from solver.plan import make_plan
-from solver.race import seats_from_values
+from ladders.solver.engines.elimination import eliminate_target
+from ladders.solver.engines.elimination_plan import make_plan
+from ladders.solver.games.race import seats_from_values
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +40,12 @@ def reference(problem: Problem, block_size: int | None = None):
     return seats_from_values(problem.system, problem.players, values)
 
 
-@pytest.mark.parametrize("ex", [e for e in EXAMPLES if e.name in ("tiny10-3", "hasbro20-2", "d3-4")],
+@pytest.mark.parametrize("ex", [e for e in EXAMPLES.values() if e.name in ("tiny10-3", "hasbro20-2", "d3-4")],
                          ids=lambda e: e.name)
 def test_dask_equals_serial(cluster, tmp_path, ex) -> None:
     lc, _ = cluster
     problem = Problem.build(ex.board, ex.players)
-    out = solve(problem, checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=lc.scheduler_address),
+    out = solve(problem, "elimination", checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=lc.scheduler_address),
                 executor="dask", block_size=16)
     assert out.seats == reference(problem, 16)
     assert out.verified["passed"]
@@ -60,7 +61,7 @@ def test_default_local_cluster_and_resume_after_stop(tmp_path) -> None:
         return calls["n"] > 6
 
     path = str(tmp_path / "run")
-    first = solve(problem, checkpoint=path, spec=ClusterSpec(workers=2), executor="dask",
+    first = solve(problem, "elimination", checkpoint=path, spec=ClusterSpec(workers=2), executor="dask",
                   block_size=40, should_stop=stop_soon)
     assert first.interrupted and first.seats == []
     done = len(RunStore.open(path).current().done)
@@ -78,7 +79,7 @@ def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path) -> N
     result = {}
 
     def run() -> None:
-        result["out"] = solve(problem, checkpoint=str(tmp_path / "run"),
+        result["out"] = solve(problem, "elimination", checkpoint=str(tmp_path / "run"),
                               spec=ClusterSpec(scheduler=lc.scheduler_address), executor="dask",
                               block_size=60)
     thread = threading.Thread(target=run)
@@ -91,12 +92,12 @@ def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path) -> N
 
 
 def test_second_solve_on_a_locked_store_is_refused(tmp_path) -> None:
-    problem = Problem.build(EXAMPLES[0].board, 2)
+    problem = Problem.build(EXAMPLES["tiny10-2"].board, 2)
     path = tmp_path / "run"
-    out = solve(problem, checkpoint=str(path), executor="serial")
-    assert out.seats[0] == EXAMPLES[0].seat1
+    out = solve(problem, "elimination", checkpoint=str(path), executor="serial")
+    assert out.seats[0] == EXAMPLES["tiny10-2"].seat1
     with pytest.raises(StoreError, match="already holds a run"):
-        solve(problem, checkpoint=str(path), executor="serial")
+        solve(problem, "elimination", checkpoint=str(path), executor="serial")
     with pytest.raises(StoreError, match="complete already"):
         resume(str(path))
     store = RunStore.open(path)
@@ -109,9 +110,9 @@ def test_second_solve_on_a_locked_store_is_refused(tmp_path) -> None:
 
 
 def test_resume_refuses_a_store_of_another_problem(tmp_path) -> None:
-    problem = Problem.build(EXAMPLES[0].board, 2)
+    problem = Problem.build(EXAMPLES["tiny10-2"].board, 2)
     path = tmp_path / "run"
-    solve(problem, checkpoint=str(path), executor="serial")
+    solve(problem, "elimination", checkpoint=str(path), executor="serial")
     run = json.loads((path / "run.json").read_text())
     run["problem"]["players"] = 3
     (path / "run.json").write_text(json.dumps(run))
@@ -124,10 +125,10 @@ def test_unreachable_scheduler_fails_fast(tmp_path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    problem = Problem.build(EXAMPLES[0].board, 2)
+    problem = Problem.build(EXAMPLES["tiny10-2"].board, 2)
     t0 = time.perf_counter()
     with pytest.raises(ClusterError, match="cannot reach the Dask scheduler"):
-        solve(problem, checkpoint=str(tmp_path / "run"),
+        solve(problem, "elimination", checkpoint=str(tmp_path / "run"),
               spec=ClusterSpec(scheduler=f"tcp://127.0.0.1:{port}", connect_timeout=3), executor="dask")
     assert time.perf_counter() - t0 < 20
     assert not (tmp_path / "run" / "LOCK").exists()
@@ -153,8 +154,8 @@ def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         with Client(address, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
-        problem = Problem.build(EXAMPLES[1].board, 3)
-        out = solve(problem, checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=address),
+        problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
+        out = solve(problem, "elimination", checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=address),
                     executor="dask", block_size=32)
         assert out.seats == reference(problem, 32)
     finally:

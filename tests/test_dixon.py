@@ -11,18 +11,18 @@ from hypothesis import given, settings
 
 from examples import EXAMPLES
 from oracle import oracle_seats
-from solver.chain import build_chain
-from solver.dixon import (Interrupted, digits_to_integers, padic_to_integers,
+from ladders.solver.games.chain import build_chain
+from ladders.solver.engines.modular import (Interrupted, digits_to_integers, padic_to_integers,
                           random_lifting_prime, rational_reconstruction, solve_dixon)
-from solver.eliminate import eliminate_target, solve_all
-from solver.exact import mpq, mpz
-from solver.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod, permute_csr, residual_is_zero
-from solver.race import race_system, seats_from_values
-from solver.system import LinearSystem
+from ladders.solver.engines.elimination import eliminate_target, solve_all
+from ladders.solver.exact import mpq, mpz
+from ladders.solver.engines.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod, permute_csr, residual_is_zero
+from ladders.solver.games.race import race_system, seats_from_values
+from ladders.solver.system import LinearSystem
 from strategies import small_boards
 
 
-@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda e: e.name)
+@pytest.mark.parametrize("ex", EXAMPLES.values(), ids=lambda e: e.name)
 def test_modular_equals_elimination_and_oracle(ex) -> None:
     system = race_system(build_chain(ex.board), ex.players)
     values = solve_dixon(system, seed=3).values
@@ -41,7 +41,7 @@ def test_random_boards_every_unknown(board) -> None:
 
 
 def test_whole_table_satisfies_every_equation() -> None:
-    system = race_system(build_chain(EXAMPLES[4].board), 2)
+    system = race_system(build_chain(EXAMPLES["hasbro20-2"].board), 2)
     column = solve_dixon(system, seed=1).columns[0]
     x = column.solution()
     for i in range(system.size):
@@ -51,7 +51,7 @@ def test_whole_table_satisfies_every_equation() -> None:
 def test_a_wrong_candidate_is_never_returned() -> None:
     # a margin of -10,000 bits accepts every reconstruction, however early: the
     # certificate alone must stand between those candidates and the answer
-    system = race_system(build_chain(EXAMPLES[4].board), 2)
+    system = race_system(build_chain(EXAMPLES["hasbro20-2"].board), 2)
     forced = solve_dixon(system, seed=2, chunk=1, margin_bits=-10_000)
     assert forced.rejected > 0
     assert forced.values == eliminate_target(system)
@@ -69,7 +69,7 @@ def test_target_denominator_not_common_to_all_unknowns() -> None:
 
 
 def test_certificate_rejects_a_corrupted_solution() -> None:
-    system = race_system(build_chain(EXAMPLES[0].board), 2)
+    system = race_system(build_chain(EXAMPLES["tiny10-2"].board), 2)
     result = solve_dixon(system, seed=4)
     column = result.columns[0]
     a = permute_csr(system.indptr, system.indices, system.data, column.order)
@@ -121,7 +121,7 @@ def test_rational_reconstruction_and_digit_conversion() -> None:
 
 
 def test_interrupted_lifting_resumes_from_its_state() -> None:
-    system = race_system(build_chain(EXAMPLES[1].board), 3)  # three right-hand sides
+    system = race_system(build_chain(EXAMPLES["tiny10-3"].board), 3)  # three right-hand sides
     whole = solve_dixon(system, seed=8, chunk=2).values
     calls = {"n": 0}
 

@@ -1,4 +1,4 @@
-"""Sizing races before solving them: ``solver.estimate`` and ``ladders plan``."""
+"""Sizing races before solving them: ``ladders.solver.checks.estimate`` and ``ladders plan``."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import math
 
 from click.testing import CliRunner
 
-from cluster.cli import cli
+from ladders.cluster.cli import cli
 from examples import EXAMPLES
-from solver.board import preset_board
-from solver.chain import build_chain
-from solver.dixon import solve_dixon
-from solver.estimate import race_size, recurrent_states
-from solver.race import race_system
+from ladders.solver.games.board import preset_board
+from ladders.solver.games.chain import build_chain
+from ladders.solver.engines.modular import solve_dixon
+from ladders.solver.checks.estimate import race_size, recurrent_states
+from ladders.solver.games.race import race_system
 
 
 def test_recurrent_states_are_the_squares_a_chute_leads_back_over() -> None:
@@ -23,7 +23,7 @@ def test_recurrent_states_are_the_squares_a_chute_leads_back_over() -> None:
 
 
 def test_sizes_match_the_systems_built() -> None:
-    chain = build_chain(EXAMPLES[4].board)
+    chain = build_chain(EXAMPLES["hasbro20-2"].board)
     for k in (2, 3):
         size = race_size(chain, k, sample=4000)
         system = race_system(chain, k)
@@ -36,7 +36,7 @@ def test_sizes_match_the_systems_built() -> None:
 
 
 def test_digit_estimate_is_within_a_factor_of_three() -> None:
-    for ex in EXAMPLES[:5]:
+    for ex in (e for e in EXAMPLES.values() if e.name != "d3-4"):
         chain = build_chain(ex.board)
         value = solve_dixon(race_system(chain, ex.players), seed=0).values[0]
         actual = len(str(value.denominator))

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.executor import ClusterSpec
-from cluster.run import Problem, solve
-from solver.board import preset_board
-from solver.exact import fraction_to_decimal, mpq
+from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.runs import solve
+from ladders.solver.problem import Problem
+from ladders.solver.games.board import preset_board
+from ladders.solver.exact import fraction_to_decimal, mpq
 
 
 def check_headline(p: mpq) -> None:
@@ -20,7 +21,7 @@ def check_headline(p: mpq) -> None:
 
 @pytest.fixture(scope="module")
 def modular() -> mpq:
-    out = solve(Problem.build(preset_board("hasbro"), 2), engine="modular", seed=11)
+    out = solve(Problem.build(preset_board("hasbro"), 2), "modular", seed=11)
     assert out.verified["passed"] and out.verified["certificate"]["passed"]
     assert out.verified["bounds"]["passed"]
     return out.seats[0]
@@ -32,14 +33,14 @@ def test_full_hasbro_modular(modular) -> None:
 
 @pytest.mark.slow
 def test_full_hasbro_crt_on_dask(tmp_path, modular) -> None:
-    out = solve(Problem.build(preset_board("hasbro"), 2), engine="crt", checkpoint=str(tmp_path / "run"),
+    out = solve(Problem.build(preset_board("hasbro"), 2), "crt", checkpoint=str(tmp_path / "run"),
                 spec=ClusterSpec(workers=2), executor="dask", seed=5)
     assert out.seats[0] == modular and out.verified["passed"]
 
 
 @pytest.mark.slow
 def test_full_hasbro_elimination_on_dask(tmp_path, modular) -> None:
-    out = solve(Problem.build(preset_board("hasbro"), 2), checkpoint=str(tmp_path / "run"),
+    out = solve(Problem.build(preset_board("hasbro"), 2), "elimination", checkpoint=str(tmp_path / "run"),
                 spec=ClusterSpec(workers=2), executor="dask")
     assert out.seats[0] == modular
     assert out.verified["passed"] and out.verified["cross"]["passed"]

@@ -1,37 +1,98 @@
-"""Imports point down: `solver` must not pull in dask, zarr or click."""
+"""Imports point down (cluster -> checkpoints -> solver), every module of every layer,
+and no module imports another that imports it back (no import cycle anywhere)."""
 
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+import ladders
+
+ROOT = Path(ladders.__file__).resolve().parent
+LAYERS = {"solver": ("dask", "distributed", "zarr", "click"),
+          "checkpoints": ("dask", "distributed", "click")}
 
 
-def test_solver_imports_no_framework() -> None:
-    code = ("import sys, solver.board, solver.chain, solver.bounds, solver.race, solver.simulate, "
-            "solver.coins, solver.verify, solver.eliminate; "
-            "print(sorted(m for m in ('dask', 'distributed', 'zarr', 'click') if m in sys.modules))")
+def modules(layer: str) -> list[str]:
+    """Every module of a layer, as an import name."""
+    return sorted("ladders." + ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                  for p in (ROOT / layer).rglob("*.py"))
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_layer_imports_no_framework_above_it(layer: str) -> None:
+    names = modules(layer)
+    assert len(names) >= 8
+    code = ("import importlib, json, sys\n"
+            f"for name in {names!r}: importlib.import_module(name)\n"
+            f"print(json.dumps(sorted(m for m in {LAYERS[layer]!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_cli_help_imports_no_heavy_framework() -> None:
+    code = ("import sys, ladders.cluster.cli; "
+            "print(sorted(m for m in ('dask', 'distributed', 'zarr', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_gmpy2_is_imported_in_one_module_only() -> None:
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    users = sorted(str(p.relative_to(root)) for pkg in ("solver", "cluster", "checkpoints")
-                   for p in (root / pkg).rglob("*.py") if "import gmpy2" in p.read_text()
-                   or "from gmpy2" in p.read_text())
+    users = sorted(str(p.relative_to(ROOT)) for layer in ("solver", "checkpoints", "cluster")
+                   for p in (ROOT / layer).rglob("*.py")
+                   if "import gmpy2" in p.read_text() or "from gmpy2" in p.read_text())
     assert users == ["solver/exact.py"]
 
 
-def test_cli_help_imports_no_heavy_framework() -> None:
-    code = ("import sys, cluster.cli; "
-            "print(sorted(m for m in ('dask', 'distributed', 'zarr') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere in its text (top level or
+    inside functions: a lazy import still ties the two modules together)."""
+    names = {n for layer in ("solver", "checkpoints", "cluster") for n in modules(layer)}
+    graph: dict[str, set[str]] = {}
+    for name in names:
+        path = ROOT.joinpath(*name.split(".")[1:])
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            edges |= {t for t in targets if t in names and t != name}
+        graph[name] = edges
+    return graph
 
 
-def test_checkpoints_never_import_dask() -> None:
-    code = ("import sys, checkpoints.store, checkpoints.tasks, checkpoints.segments; "
-            "print(sorted(m for m in ('dask', 'distributed', 'click') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_no_import_cycle_anywhere() -> None:
+    graph = import_graph()
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_imports_point_down() -> None:
+    rank = {"solver": 0, "checkpoints": 1, "cluster": 2}
+    for name, edges in import_graph().items():
+        for target in edges:
+            assert rank[target.split(".")[1]] <= rank[name.split(".")[1]], (name, target)

@@ -1,4 +1,4 @@
-"""`ladders plot` and cluster.plots: files are written, sized, and draw the computed data.
+"""`ladders plot` and ladders.cluster.plots: files are written, sized, and draw the computed data.
 
 No pixel comparisons: every check reads the data back from the matplotlib artists (bar
 heights, image arrays, patch sizes, line data) and compares it with the solver's answers.
@@ -18,14 +18,14 @@ from click.testing import CliRunner
 
 pytest.importorskip("matplotlib")
 
-from cluster import plots  # noqa: E402
-from cluster.cli import PLOT_KINDS, cli  # noqa: E402
-from solver.board import preset_board  # noqa: E402
-from solver.bounds import bounds_sequence, markov_bounds  # noqa: E402
-from solver.chain import build_chain, length_distribution, one_player_stats  # noqa: E402
-from solver.coins import CoinGame, solve_coins  # noqa: E402
-from solver.exact import mpq  # noqa: E402
-from solver.simulate import simulate_lengths  # noqa: E402
+from ladders.cluster import plots  # noqa: E402
+from ladders.cluster.cli import PLOT_KINDS, cli  # noqa: E402
+from ladders.solver.games.board import preset_board  # noqa: E402
+from ladders.solver.checks.bounds import bounds_sequence, markov_bounds  # noqa: E402
+from ladders.solver.games.chain import build_chain, length_distribution, one_player_stats  # noqa: E402
+from ladders.solver.games.coins import CoinGame, solve_coins  # noqa: E402
+from ladders.solver.exact import mpq  # noqa: E402
+from ladders.solver.checks.simulate import simulate_lengths  # noqa: E402
 
 HASBRO = preset_board("hasbro")
 TINY = preset_board("tiny10")
@@ -108,7 +108,7 @@ def test_missing_matplotlib_is_one_line(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_kinds_agree_and_imports_stay_lazy() -> None:
     assert PLOT_KINDS == plots.KINDS
-    code = ("import sys, cluster.cli, cluster.plots; "
+    code = ("import sys, ladders.cluster.cli, ladders.cluster.plots; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

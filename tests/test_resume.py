@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from checkpoints.store import RunStore
-from cluster.run import EXIT_INTERRUPTED
+from ladders.checkpoints.elimination import plan_of
+from ladders.checkpoints.store import RunStore
+from ladders.cluster.session import EXIT_INTERRUPTED
 
-LADDERS = [sys.executable, "-m", "cluster.cli"]
+LADDERS = [sys.executable, "-m", "ladders.cluster.cli"]
 
 
 def board_file(tmp_path: Path, end: int) -> str:
     """hasbro cut at ``end`` as a board file (jumps beyond dropped)."""
-    from solver.board import preset_board
+    from ladders.solver.games.board import preset_board
     jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < end and b <= end]
     path = tmp_path / f"hasbro{end}.txt"
     path.write_text(f"0\n{end}\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))
@@ -68,7 +69,7 @@ def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra:
     proc.wait()
     stored = RunStore.open(store)
     done_at_kill = len(stored.current().done)
-    total = len(stored.plan.tasks())
+    total = len(plan_of(stored).tasks())
     assert done_at_kill < total, "the run finished before the kill; give it more tasks"
     resumed = finish(["resume", str(store), *extra])
     assert resumed["seats"][0]["exact"] == reference(board)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 
-from solver.board import preset_board
-from solver.bounds import bounds_to_digits
-from solver.chain import build_chain, one_player_stats
-from solver.race import solve_race
-from solver.simulate import diagonal_estimate, mean_estimate, race_winners, seat_estimates, simulate_lengths
+from ladders.solver.games.board import preset_board
+from ladders.solver.checks.bounds import bounds_to_digits
+from ladders.solver.games.chain import build_chain, one_player_stats
+from ladders.solver.games.race import solve_race
+from ladders.solver.checks.simulate import diagonal_estimate, mean_estimate, race_winners, seat_estimates, simulate_lengths
 from strategies import small_boards
 
 HASBRO = build_chain(preset_board("hasbro"))

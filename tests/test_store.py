@@ -7,28 +7,37 @@ import json
 import numpy as np
 import pytest
 
-from checkpoints.errors import SegmentError, StoreError
-from checkpoints.segments import decode_rows, encode_rows
-from checkpoints.store import RunStore
-from checkpoints.tasks import initial_groups, run_in_process, stored_answer
+from ladders.checkpoints.errors import SegmentError, StoreError
+from ladders.checkpoints.segments import decode_rows, encode_rows
+from ladders.checkpoints.store import RunStore
+from ladders.checkpoints.elimination import create_store, plan_of, stored_answer
+from ladders.cluster.engines.elimination import EliminationWork
+from ladders.cluster.executor import run_serial
 from examples import EXAMPLES
-from solver.chain import build_chain
-from solver.eliminate import eliminate_target
-from solver.exact import mpz
-from solver.plan import make_plan
-from solver.race import race_system
+from ladders.solver.games.chain import build_chain
+from ladders.solver.engines.elimination import eliminate_target
+from ladders.solver.exact import mpz
+from ladders.solver.engines.elimination_plan import make_plan
+from ladders.solver.games.race import race_system
 
 
 def small_system():
-    return race_system(build_chain(EXAMPLES[4].board), 2)  # hasbro cut at 20, 2 players
+    return race_system(build_chain(EXAMPLES["hasbro20-2"].board), 2)  # hasbro cut at 20, 2 players
 
 
 def new_store(tmp_path, block_size: int = 40):
     system = small_system()
     plan = make_plan(system, block_size)
-    store = RunStore.create(tmp_path / "run", {"problem": "test", "unknowns": system.size}, plan,
-                            initial_groups(system, plan))
+    store = create_store(tmp_path / "run", {"problem": "test", "unknowns": system.size}, system, plan)
     return system, plan, store
+
+
+def run_in_process(store: RunStore, stop_after: int | None = None):
+    """The serial executor's loop over the store, stopped after ``stop_after`` tasks;
+    returns the last committed manifest."""
+    work = EliminationWork(store)
+    run_serial(work, lambda: stop_after is not None and work.ran >= stop_after)
+    return work.committed
 
 
 def test_rows_round_trip_with_huge_and_negative_integers() -> None:
@@ -126,16 +135,16 @@ def test_manifest_truth_ignores_leftovers(tmp_path) -> None:
 def test_store_refuses_reuse_and_hand_edits(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     with pytest.raises(StoreError, match="already holds a run"):
-        RunStore.create(store.root, {}, plan, {})
+        RunStore.create(store.root, {})
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.txt").write_text("hi")
     with pytest.raises(StoreError, match="not empty"):
-        RunStore.create(tmp_path / "other", {}, plan, {})
+        RunStore.create(tmp_path / "other", {})
     plan_json = json.loads((store.root / "plan.json").read_text())
     plan_json["order"] = plan_json["order"][::-1]
     (store.root / "plan.json").write_text(json.dumps(plan_json))
     with pytest.raises(StoreError, match="plan token"):
-        RunStore.open(store.root)
+        plan_of(RunStore.open(store.root))
     with pytest.raises(StoreError, match="no run store"):
         RunStore.open(tmp_path / "nothing")
 

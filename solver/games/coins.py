@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.eliminate import solve_all
-from solver.exact import mpq, mpz
-from solver.system import LinearSystem
+from ladders.solver.engines.elimination import solve_all
+from ladders.solver.exact import mpq, mpz
+from ladders.solver.system import LinearSystem
 
 FACES = 6
 

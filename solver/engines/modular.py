@@ -1,9 +1,9 @@
 """The modular exact engine: Dixon p-adic lifting, rational reconstruction, a certificate.
 
-For ``A x = b`` with small integer ``A`` (every system of :mod:`solver.race`):
+For ``A x = b`` with small integer ``A`` (every system of :mod:`ladders.solver.games.race`):
 
 1. **One factorization.** ``A' = L U (mod p)`` for a random prime ``p < 2^28`` and a
-   pivot order with the target last (:mod:`solver.modp`). On ``hasbro`` the published
+   pivot order with the target last (:mod:`ladders.solver.engines.modp`). On ``hasbro`` the published
    right-to-left order has 0.63 million nonzeros in ``L + U``; SciPy's SuperLU needs
    1.1 million with a fill-reducing order, and the natural order 2.0 million.
 2. **Lifting.** ``r_0 = b``; ``y_s = A^-1 r_s (mod p)``; ``r_{s+1} = (r_s - A y_s) / p``.
@@ -22,7 +22,7 @@ For ``A x = b`` with small integer ``A`` (every system of :mod:`solver.race`):
    as base-p digits, so each step is still word-size); if D is wrong, the residual never
    vanishes and the candidate is rejected. The digits of N are then checked once more,
    independently, as ``A N - D b = 0`` in exact integer arithmetic (base-p digits with
-   carries, :func:`solver.modp.residual_is_zero`). ``A`` is nonsingular (its pivots mod
+   carries, :func:`ladders.solver.engines.modp.residual_is_zero`). ``A`` is nonsingular (its pivots mod
    p are nonzero), so a certified ``N / D`` is *the* solution, whatever the heuristics
    of step 3 did. A target whose denominator is not common to every unknown makes D
    grow to the lcm of all the unknowns' denominators.
@@ -42,11 +42,11 @@ from functools import cached_property
 
 import numpy as np
 
-from solver.exact import gcd, isqrt, mpq, mpz, next_prime
-from solver.modp import (MAX_PRIME, LUFactors, _lift, _lift_integer, factor_permuted,
+from ladders.solver.exact import gcd, isqrt, mpq, mpz, next_prime
+from ladders.solver.engines.modp import (MAX_PRIME, LUFactors, _lift, _lift_integer, factor_permuted,
                          permute_csr, residual_is_zero)
-from solver.plan import pivot_order
-from solver.system import LinearSystem
+from ladders.solver.system import pivot_order
+from ladders.solver.system import LinearSystem
 
 #: Spare bits a reconstructed fraction must leave below the modulus to stop lifting.
 MARGIN_BITS = 64
@@ -124,7 +124,7 @@ def random_lifting_prime(rng: random.Random) -> int:
 
 def factor_with_random_prime(permuted: tuple[np.ndarray, np.ndarray, np.ndarray],
                              order: np.ndarray, rng: random.Random) -> LUFactors:
-    """LU of a system permuted by ``order`` (:func:`~solver.modp.permute_csr`) modulo a
+    """LU of a system permuted by ``order`` (:func:`~ladders.solver.engines.modp.permute_csr`) modulo a
     random prime; a prime that divides a pivot is replaced."""
     for _ in range(MAX_PRIME_TRIES):
         p = random_lifting_prime(rng)

@@ -25,7 +25,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from solver.chain import AbsorbingChain, one_player_stats
+from ladders.solver.games.chain import AbsorbingChain, one_player_stats
 
 #: Measured digits per recurrent race state, in units of d1 / m (module docstring).
 FIT = 1.8

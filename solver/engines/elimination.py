@@ -1,9 +1,9 @@
-"""Exact sparse elimination kernels on :class:`~solver.system.LinearSystem`.
+"""Exact sparse elimination kernels on :class:`~ladders.solver.system.LinearSystem`.
 
 Rows are dicts ``column -> mpz``; columns ``n .. n+m-1`` hold the right-hand sides, so
 every row operation updates A and B together.
 
-The big solves follow an :class:`~solver.plan.EliminationPlan`: the published trick of
+The big solves follow an :class:`~ladders.solver.engines.elimination_plan.EliminationPlan`: the published trick of
 eliminating every unknown except the target, in an order with the target last, and
 stopping there: the last row then reads ``a * x_target = b``, so no back-substitution
 is needed. Rows are fraction-free: ``row_i <- (p/g) row_i - (q/g) row_piv`` with
@@ -26,9 +26,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 
-from solver.exact import gcd, mpq, mpz
-from solver.plan import EliminationPlan, default_order, make_plan
-from solver.system import LinearSystem
+from ladders.solver.exact import gcd, mpq, mpz
+from ladders.solver.engines.elimination_plan import EliminationPlan, make_plan
+from ladders.solver.system import LinearSystem, default_order
 
 Row = dict[int, mpz]
 

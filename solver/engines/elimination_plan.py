@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from solver.system import LinearSystem
+from ladders.solver.system import ORDERS, LinearSystem, pivot_order
 
 #: Bumped whenever the arithmetic of a task changes, so old checkpoints are refused.
 KERNEL_VERSION = 1
@@ -113,38 +113,6 @@ class EliminationPlan:
     def describe(self) -> dict[str, int]:
         return {"unknowns": len(self.order), "blocks": len(self.blocks),
                 "tasks": len(self.tasks()), "updates": self.updates, "fill": self.fill}
-
-
-ORDERS = ("far", "labels")
-
-
-def pivot_order(system: LinearSystem, name: str) -> list[int]:
-    """A pivot order with the target last.
-
-    - ``far``: states farthest along first (largest square of the state, then the next
-      largest, then seat order);
-    - ``labels``: the published right-to-left order, labels (a, b) from the largest.
-
-    Measured on ``hasbro`` cut at square 60 (2,601 unknowns), fraction-free in memory:
-    ``far`` 8.4 s, ``labels`` 14.9 s, a greedy minimum-degree order 11.8 s; the sizes
-    of the integers, not only the fill, decide the cost.
-    """
-    labels = system.labels
-    if name == "far":
-        key = lambda i: (sorted(labels[i], reverse=True), labels[i])  # noqa: E731
-    elif name == "labels":
-        key = labels.__getitem__
-    else:
-        raise ValueError(f"unknown pivot order {name!r}; use one of {', '.join(ORDERS)}")
-    order = sorted(range(system.size), key=key, reverse=True)
-    order.remove(system.target)
-    order.append(system.target)
-    return order
-
-
-def default_order(system: LinearSystem) -> list[int]:
-    """The ``far`` order, for small in-memory solves that need no analysis."""
-    return pivot_order(system, "far")
 
 
 #: Row-entry updates per task the default block count aims at: a task then does

@@ -1,6 +1,6 @@
 """k-player races as sparse integer systems, and the in-process exact solve.
 
-Players do not interact, so a race is built from one player's chain (:mod:`solver.chain`).
+Players do not interact, so a race is built from one player's chain (:mod:`ladders.solver.games.chain`).
 Two formulations:
 
 ``turn`` (two players; the published one). Unknown ``P(a, b)``: the player to move, on
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.chain import AbsorbingChain
-from solver.eliminate import eliminate_target, solve_all
-from solver.exact import mpq
-from solver.system import LinearSystem
+from ladders.solver.games.chain import AbsorbingChain
+from ladders.solver.engines.elimination import eliminate_target, solve_all
+from ladders.solver.exact import mpq
+from ladders.solver.system import LinearSystem
 
 FORMULATIONS = ("turn", "round", "sym")
 

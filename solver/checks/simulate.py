@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.chain import AbsorbingChain
+from ladders.solver.games.chain import AbsorbingChain
 
 Z95 = 1.959963984540054
 
@@ -82,3 +82,37 @@ def diagonal_estimate(lengths: np.ndarray) -> Estimate:
     freq = counts / m
     var = max(float((freq ** 3).sum()) - float((freq ** 2).sum()) ** 2, 0.0) / m
     return Estimate(0.5 + 0.5 * pairs, math.sqrt(var))
+
+
+def decade_sizes(games: int) -> list[int]:
+    """N = 100, 1000, ... below ``games``, then ``games``: the rows of a convergence table."""
+    sizes = []
+    n = 100
+    while n < games:
+        sizes.append(n)
+        n *= 10
+    return sizes + [games]
+
+
+def estimate_errors(lengths: np.ndarray, players: int, exact: float,
+                    sizes: list[int]) -> list[dict[str, float]]:
+    """How far the estimate from the first N games lies from ``exact``, for each N.
+
+    One player: the mean length. k players: seat 1's share of N simulated races; for
+    two players also the diagonal-squares estimator from the first 2N one-player
+    lengths (``diagonal_error``). Each row: ``n``, ``estimate``, ``error``, ``stderr``
+    and ``scaled_error = error * sqrt(N)`` (about constant: the N^-1/2 law).
+    """
+    rows = []
+    for n in sizes:
+        if players == 1:
+            est = mean_estimate(lengths[:n])
+        else:
+            est = seat_estimates(race_winners(lengths[: n * players].reshape(n, players)), players)[0]
+        err = abs(est.value - exact)
+        row = {"n": int(n), "estimate": est.value, "error": err, "stderr": est.stderr,
+               "scaled_error": err * math.sqrt(n)}
+        if players == 2:
+            row["diagonal_error"] = abs(diagonal_estimate(lengths[: 2 * n]).value - exact)
+        rows.append(row)
+    return rows

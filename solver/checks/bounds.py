@@ -15,7 +15,7 @@ before it have not finished within t throws and those after it not within t - 1:
 lower(n) is the sum to n, and ``upper(n) = lower(n) + (1 - F(n))^k`` (nobody finished
 within n rounds). Exactly, ``sum_j lower_j(n) + (1 - F(n))^k = 1``.
 
-Everything is integer-scaled (see :mod:`solver.chain`): with ``f(t) = a_t/d^t`` and
+Everything is integer-scaled (see :mod:`ladders.solver.games.chain`): with ``f(t) = a_t/d^t`` and
 ``1 - F(t) = s_t/d^t`` the partial sums are kept as one integer over ``d^(nk)``, so a
 step costs a few big-integer multiplications instead of fraction arithmetic.
 """
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solver.chain import AbsorbingChain, iter_throws
-from solver.exact import mpq, mpz
+from ladders.solver.games.chain import AbsorbingChain, iter_throws
+from ladders.solver.exact import mpq, mpz
 
 
 @dataclass(frozen=True)

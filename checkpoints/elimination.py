@@ -1,7 +1,7 @@
 """Tasks of a stored run, and the bookkeeping that decides what may run next.
 
 :func:`run_task` is what a worker executes for ``F(b)`` or ``U(b, j)``: it reads its
-inputs from the store, calls the exact kernel of :mod:`solver.eliminate`, writes one new
+inputs from the store, calls the exact kernel of :mod:`ladders.solver.engines.elimination`, writes one new
 segment under a fresh attempt name and returns a small receipt. It never touches a
 manifest, so running it twice (Dask may) only leaves an unreferenced segment that the
 next garbage collection removes.
@@ -17,17 +17,16 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkpoints.segments import SegmentRef
-from checkpoints.errors import StoreError
-from checkpoints.store import Manifest, RunStore
-from solver.eliminate import factor_block, system_rows, target_values, update_rows
-from solver.exact import mpq
-from solver.plan import EliminationPlan
-from solver.system import LinearSystem
+from ladders.checkpoints.segments import SegmentRef, write_segment
+from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.store import Manifest, RunStore
+from ladders.solver.engines.elimination import factor_block, system_rows, target_values, update_rows
+from ladders.solver.exact import mpq
+from ladders.solver.engines.elimination_plan import EliminationPlan
+from ladders.solver.system import LinearSystem
 
 Task = tuple[int, int]
 
@@ -35,9 +34,36 @@ Task = tuple[int, int]
 _STORES: dict[tuple[str, str], RunStore] = {}
 
 
-def initial_groups(system: LinearSystem, plan: EliminationPlan) -> dict[int, dict]:
-    """The rows of every group before any elimination, for :meth:`RunStore.create`."""
-    return {j: system_rows(system, plan.group(j)) for j in range(len(plan.blocks))}
+def create_store(root: str | Path, run: dict[str, Any], system: LinearSystem,
+                 plan: EliminationPlan) -> RunStore:
+    """A new elimination store: ``plan.json`` (hashed by its token, which run.json
+    records) and the rows of every group before any elimination."""
+    plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
+                 "touches": [list(t) for t in plan.touches],
+                 "system_digest": plan.system_digest, "updates": plan.updates,
+                 "fill": plan.fill, "token": plan.token}
+
+    def initial(root: Path) -> dict[int, tuple[int, SegmentRef]]:
+        return {j: (-1, write_segment(root, f"rows/g{j}/init", system_rows(system, plan.group(j))))
+                for j in range(len(plan.blocks))}
+    return RunStore.create(root, {**run, "plan_token": plan.token}, files={"plan.json": plan_json},
+                           segments=initial)
+
+
+def plan_of(store: RunStore) -> EliminationPlan:
+    """The store's plan, read once per process and checked against the run's token."""
+    if "plan" not in store.memo:
+        data = store.read_json("plan.json")
+        plan = EliminationPlan(order=tuple(data["order"]),
+                               blocks=tuple(tuple(b) for b in data["blocks"]),
+                               touches=tuple(tuple(t) for t in data["touches"]),
+                               system_digest=data["system_digest"], updates=data["updates"],
+                               fill=data["fill"])
+        if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
+            raise StoreError(f"{store.root}: plan.json does not match the run's plan token "
+                             "(the store was changed by hand?)")
+        store.memo["plan"] = plan
+    return store.memo["plan"]
 
 
 def segment_prefix(b: int, j: int) -> str:
@@ -49,8 +75,8 @@ def _store(root: str, token: str) -> RunStore:
     key = (root, token)
     if key not in _STORES:
         store = RunStore.open(root)
-        if store.plan.token != token:
-            raise StoreError(f"{root} holds plan {store.plan.token[:12]}, not {token[:12]}")
+        if plan_of(store).token != token:
+            raise StoreError(f"{root} holds plan {plan_of(store).token[:12]}, not {token[:12]}")
         _STORES[key] = store
     return _STORES[key]
 
@@ -74,7 +100,7 @@ def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
             raise ValueError(f"U({b}, {j}) needs the factored rows of block {b}")
         factored = store.read(SegmentRef.from_json(factored_ref))
     t1 = time.perf_counter()
-    plan = store.plan
+    plan = plan_of(store)
     if factored is None:
         out = factor_block(rows, b, plan)
     else:
@@ -88,18 +114,6 @@ def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
     return {"b": b, "j": j, "segment": ref.to_json(), "max_bits": int(bits),
             "seconds": t3 - t0, "read_seconds": t1 - t0, "write_seconds": t3 - t2,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}
-
-
-def probe_store(root: str) -> dict[str, Any]:
-    """Run on a worker: prove it can write, read and delete a file in the store."""
-    path = Path(root) / f".probe-{socket.gethostname()}-{os.getpid()}"
-    try:
-        path.write_text("ok")
-        ok = path.read_text() == "ok"
-        path.unlink()
-    except OSError as exc:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {"ok": ok, "error": None if ok else "read back differs"}
 
 
 # ------------------------------------------------------------------------- driver side
@@ -172,35 +186,6 @@ def is_finished(plan: EliminationPlan, manifest: Manifest) -> bool:
 
 def stored_answer(store: RunStore, system: LinearSystem, manifest: Manifest) -> list[mpq]:
     """``x[target]`` for every right-hand side, read from the last factored block."""
-    last = len(store.plan.blocks) - 1
+    last = len(plan_of(store).blocks) - 1
     rows = store.read(manifest.factored[last])
     return target_values(system, rows[system.target])
-
-
-def run_in_process(store: RunStore, progress: Callable[[Manifest, int], None] | None = None,
-                   should_stop: Callable[[], bool] = lambda: False,
-                   stop_after: int | None = None) -> Manifest:
-    """Execute the remaining tasks one by one in this process (the serial executor over
-    a store) until done, ``should_stop()``, or at least ``stop_after`` tasks (tests).
-    ``progress(manifest, tasks_run)`` is called after each commit."""
-    manifest = store.current()
-    store.collect_garbage(manifest)  # leftovers of an interrupted run
-    count = 0
-    while not is_finished(store.plan, manifest) and not should_stop():
-        ready = ready_tasks(store.plan, manifest, set())
-        if not ready:
-            raise StoreError("no task can run but the run is not finished: the manifest is inconsistent")
-        b, j = ready[0]
-        rows_ref, fac_ref = task_inputs(manifest, b, j)
-        t0 = time.perf_counter()
-        receipt = execute_task(store, b, j, rows_ref, fac_ref)
-        before, manifest = manifest, apply_receipt(store.plan, manifest, receipt,
-                                                   time.perf_counter() - t0)
-        store.commit(manifest)
-        store.drop_superseded(before, manifest)
-        count += len(task_parts(store.plan, b, j))
-        if progress is not None:
-            progress(manifest, count)
-        if stop_after is not None and count >= stop_after:
-            break
-    return manifest

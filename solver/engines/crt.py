@@ -3,12 +3,12 @@ combined, reconstructed, and certified like the Dixon engine.
 
 Each prime p gives the whole solution ``x mod p`` from its own sparse LU
 (:func:`solve_mod`); primes are independent, so batches of them can run anywhere
-(``cluster.crt`` makes them Dask tasks and keeps their residues in the run store).
+(``ladders.cluster.engines.crt`` makes them Dask tasks and keeps their residues in the run store).
 The driver folds a few linear forms of every residue vector (the target and two random
-combinations, :func:`solver.dixon.combination_weights`) into running Chinese remainders
+combinations, :func:`ladders.solver.engines.modular.combination_weights`) into running Chinese remainders
 (:class:`FormAccumulator`); once the rational reconstructions of those forms leave a
 safety margin, their common denominator D is certified exactly by the Dixon certificate
-(:meth:`solver.dixon.Lifter.certify`: ``A N = D b`` in integers for every unknown).
+(:meth:`ladders.solver.engines.modular.Lifter.certify`: ``A N = D b`` in integers for every unknown).
 A prime that divides a pivot of its LU gives no residues and is skipped.
 """
 
@@ -18,15 +18,15 @@ import random
 
 import numpy as np
 
-from solver.dixon import candidate_denominator
-from solver.exact import mpz, prev_prime
-from solver.modp import MAX_PRIME, factor_permuted, lu_solve_mod
-from solver.system import LinearSystem
+from ladders.solver.engines.modular import candidate_denominator
+from ladders.solver.exact import mpz, prev_prime
+from ladders.solver.engines.modp import MAX_PRIME, factor_permuted, lu_solve_mod
+from ladders.solver.system import LinearSystem
 
 
 def prime_sequence(seed: int, count: int) -> list[int]:
     """The first ``count`` primes of a run: descending from a point below
-    :data:`~solver.modp.MAX_PRIME` that ``seed`` picks, all distinct."""
+    :data:`~ladders.solver.engines.modp.MAX_PRIME` that ``seed`` picks, all distinct."""
     start = MAX_PRIME - random.Random(seed).randrange(1 << 20)
     out: list[int] = []
     p = start

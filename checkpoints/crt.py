@@ -1,7 +1,7 @@
 """Batches of primes for the ``crt`` engine: the task a worker runs, and its residues.
 
 A batch is a list of primes. :func:`run_crt_batch` solves the run's system modulo each
-(:func:`solver.crt.solve_mod`) and writes one write-once segment
+(:func:`ladders.solver.engines.crt.solve_mod`) and writes one write-once segment
 ``residues/bKKKKK-<attempt>`` with three plain arrays (crc32c on each chunk):
 
 - ``primes``   uint64 ``(B,)``
@@ -24,16 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from checkpoints.errors import StoreError
-from checkpoints.segments import SegmentRef, read_arrays, write_arrays
-from checkpoints.store import Manifest, RunStore
-from solver.board import board_from_json
-from solver.chain import build_chain
-from solver.crt import solve_mod
-from solver.modp import permute_csr
-from solver.plan import pivot_order
-from solver.race import race_system
-from solver.system import LinearSystem
+from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from ladders.checkpoints.store import Manifest, RunStore
+from ladders.solver.engines.crt import solve_mod
+from ladders.solver.engines.modp import permute_csr
+from ladders.solver.problem import Problem
+from ladders.solver.system import LinearSystem, pivot_order
 
 RESIDUES = "residues"
 Permuted = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -45,8 +42,7 @@ def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray, Permuted]:
     from run.json and checked against its digest; cached per worker process."""
     key = (str(store.root), store.run["crt_token"])
     if key not in _SYSTEMS:
-        problem = store.run["problem"]
-        system = race_system(build_chain(board_from_json(problem["board"])), int(problem["players"]))
+        system = Problem.from_json(store.run["problem"]).system
         if system.digest() != store.run["system_digest"]:
             raise StoreError(f"{store.root}: the stored problem no longer builds the system it "
                              "was solving (different ladders version?)")

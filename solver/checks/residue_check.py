@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from solver.exact import mpq, next_prime
-from solver.system import LinearSystem
+from ladders.solver.exact import mpq, next_prime
+from ladders.solver.system import LinearSystem
 
 
 def random_prime(rng: random.Random, bits: int = 61) -> int:

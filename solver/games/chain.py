@@ -16,7 +16,7 @@ Notation (used across `ladders`):
 
 Integer scaling: ``f(t) = a_t / d^t`` and ``1 - F(t) = s_t / d^t`` with integers
 ``a_t``, ``s_t``. Iterating integer count vectors ``v_{t+1} = v_t C`` keeps every step
-exact without a single fraction; the bounds of :mod:`solver.bounds` rely on it.
+exact without a single fraction; the bounds of :mod:`ladders.solver.checks.bounds` rely on it.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from functools import cached_property
 
 import numpy as np
 
-from solver.board import Board, reachable_squares
-from solver.exact import mpq, mpz
-from solver.eliminate import solve_all
-from solver.system import LinearSystem
+from ladders.solver.games.board import Board, reachable_squares
+from ladders.solver.exact import mpq, mpz
+from ladders.solver.engines.elimination import solve_all
+from ladders.solver.system import LinearSystem
 
 
 @dataclass(frozen=True)

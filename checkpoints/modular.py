@@ -1,6 +1,6 @@
 """The modular engine's checkpoints: where a long lifting stands, in the run store.
 
-A state (:class:`solver.dixon.LiftState`) is written as one write-once segment
+A state (:class:`ladders.solver.engines.modular.LiftState`) is written as one write-once segment
 ``lift/state-<attempt>`` (arrays ``r`` int64, and ``sums`` as integers in bytes with
 ``offsets``), and each certified right-hand side once as ``lift/column<K>-<attempt>``
 (its base-p digits as int32, its denominator and target numerator in bytes). The
@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from checkpoints.segments import SegmentRef, read_arrays, write_arrays
-from checkpoints.store import Manifest, RunStore
-from solver.dixon import CertifiedColumn, LiftState
-from solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
+from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from ladders.checkpoints.store import Manifest, RunStore
+from ladders.solver.engines.modular import CertifiedColumn, LiftState
+from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
 
 LIFT = "lift"
 

@@ -1,0 +1,123 @@
+"""What every ``ladders`` command shares: the board, player, cluster and ``--json``
+options, printing, and the Ctrl-C handling and progress bar of long solves.
+
+Each command is a small module beside this one that parses, calls one library
+function and prints (as dask's CLI does); heavy imports live inside the commands so
+``ladders --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+EPILOG_BOARD = ("BOARD is a preset (hasbro, milton-bradley, snakes-2016, tiny10; see "
+                "'ladders boards') or a board file (plain text or .toml).")
+
+
+def emit(data: dict[str, Any], as_json: bool, text: str) -> None:
+    """Print ``data`` as one JSON document, or ``text`` for people."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(text)
+
+
+def board_options(func: Any) -> Any:
+    """BOARD plus the ``--rule`` and ``--die`` overrides shared by the board commands."""
+    func = click.option("--die", type=click.IntRange(min=1), default=None,
+                        help="Override the die size (faces 1..N).")(func)
+    func = click.option("--rule", type=click.Choice(["stay", "bounce", "pass"]), default=None,
+                        help="Override the overshoot rule.")(func)
+    return click.argument("board")(func)
+
+
+def json_option(func: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON document on stdout (progress goes to stderr).")(func)
+
+
+def open_board(board: str, rule: str | None, die: int | None):  # -> Board
+    from ladders.solver.games.board import load_board, with_overrides
+    return with_overrides(load_board(board), rule=rule, die=die)
+
+
+def short(text: str, keep: int = 40) -> str:
+    """Long exact fractions shortened for the human table (JSON keeps every digit)."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}...({len(text)} chars)"
+
+
+def players_option(default: int = 2) -> Any:
+    return click.option("--players", "-k", type=click.IntRange(1 if default == 1 else 2, 6),
+                        default=default, show_default=True, help="Number of players (seats).")
+
+
+def cluster_options(func: Any) -> Any:
+    """Where tasks run: ``--scheduler``, ``--scheduler-file``, ``--workers``."""
+    func = click.option("--workers", type=click.IntRange(min=1), default=None,
+                        help="Worker processes of the local Dask cluster [default: cores].")(func)
+    func = click.option("--scheduler-file", type=click.Path(dir_okay=False), default=None,
+                        help="Scheduler file of an existing Dask cluster.")(func)
+    return click.option("--scheduler", default=None, metavar="ADDR",
+                        help="Existing Dask scheduler, e.g. tcp://10.0.0.5:8786.")(func)
+
+
+def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | None) -> Any:
+    from ladders.cluster.executor import ClusterSpec
+    if scheduler and scheduler_file:
+        raise click.UsageError("give --scheduler or --scheduler-file, not both")
+    if workers and (scheduler or scheduler_file):
+        raise click.UsageError("--workers sizes the local cluster; a remote cluster has its own workers")
+    return ClusterSpec(scheduler=scheduler, scheduler_file=scheduler_file, workers=workers)
+
+
+class interruptible:
+    """SIGINT/SIGTERM set a flag that the driver polls; it then stops submitting, keeps
+    its committed manifest, and the command exits with ``EXIT_INTERRUPTED``."""
+
+    def __enter__(self) -> Any:
+        import signal
+        self.flag = False
+        self.old: dict[int, Any] = {}
+
+        def handler(signum: int, frame: Any) -> None:
+            self.flag = True
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.old[sig] = signal.signal(sig, handler)
+        return lambda: self.flag
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+
+
+class task_bar:
+    """tqdm bar on stderr: work done (an engine's ``unit``: description and unit), elapsed,
+    estimate, digits so far."""
+
+    def __init__(self, unit: tuple[str, str] = ("tasks", "task")) -> None:
+        self.desc, self.unit = unit
+
+    def __enter__(self) -> Any:
+        self.bar = None
+
+        def step(done: int, total: int, digits: int) -> None:
+            if self.bar is None:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
+                                file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+            if digits:
+                self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
+            self.bar.update(done - self.bar.n)
+        return step
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,47 @@
+"""``ladders boards`` and ``ladders show``: the preset boards, and one board checked."""
+
+from __future__ import annotations
+
+
+import click
+
+from ladders.cluster.commands import EPILOG_BOARD, board_options, emit, json_option, open_board
+
+
+@click.command()
+@json_option
+def boards(as_json: bool) -> None:
+    """List the preset boards.
+
+    Example: ladders boards
+    """
+    from ladders.solver.games.board import PRESET_NOTES, preset_board
+    items = []
+    lines = []
+    for name, note in PRESET_NOTES.items():
+        b = preset_board(name)
+        items.append({"name": name, "start": b.start, "end": b.end, "die": b.die, "rule": b.rule,
+                      "jumps": [list(j) for j in b.jumps], "note": note})
+        lines.append(f"{name:15} {b.start}..{b.end}, die {b.die}, {len(b.jumps):2} jumps, "
+                     f"rule {b.rule}: {note}")
+    emit({"boards": items}, as_json, "\n".join(lines))
+
+
+@click.command()
+@board_options
+@json_option
+def show(board: str, rule: str | None, die: int | None, as_json: bool) -> None:
+    """Show BOARD after checking it (every error names the file and line).
+
+    Example: ladders show hasbro --rule bounce
+    """
+    from ladders.solver.games.chain import build_chain
+    b = open_board(board, rule, die)
+    chain = build_chain(b)
+    data = {"name": b.name, "start": b.start, "end": b.end, "die": b.die, "rule": b.rule,
+            "jumps": [list(j) for j in b.jumps], "transient_squares": len(chain.states)}
+    emit(data, as_json, b.describe() + f"\nstates   {len(chain.states)} squares a piece can "
+         "stand on before the end\ncheck    ok: every reachable square can finish")
+
+
+show.epilog = EPILOG_BOARD

@@ -1,0 +1,58 @@
+"""``ladders bounds``: exact Markov bounds for every seat."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
+                                       players_option)
+
+
+@click.command()
+@board_options
+@players_option()
+@click.option("--moves", type=click.IntRange(min=1), default=None,
+              help="Bounds after N throws per player.")
+@click.option("--digits", type=click.IntRange(min=1), default=None,
+              help="Smallest N whose lower and upper bounds agree to D decimals.")
+@json_option
+def bounds(board: str, rule: str | None, die: int | None, players: int, moves: int | None,
+           digits: int | None, as_json: bool) -> None:
+    """Exact Markov bounds lower(n) <= P <= upper(n) on the win probability of each seat.
+
+    \b
+    Two players:  lower(n) = 1/2 + 1/2 sum_{t<=n} f(t)^2
+                  upper(n) = lower(n) + (1 - F(n))^2 / 2
+    k players:    seat j: sum_{t<=n} f(t) (1-F(t))^(j-1) (1-F(t-1))^(k-j), gap (1-F(n))^k
+
+    Example: ladders bounds hasbro --moves 500;  ladders bounds hasbro -k 3 --digits 100
+    """
+    from ladders.solver.checks.bounds import bounds_to_digits, markov_bounds
+    from ladders.solver.games.chain import build_chain
+    from ladders.solver.exact import fraction_to_decimal as dec
+    from ladders.solver.exact import fraction_to_str as exact
+    if (moves is None) == (digits is None):
+        raise click.UsageError("give exactly one of --moves N or --digits D")
+    chain = build_chain(open_board(board, rule, die))
+    t0 = time.perf_counter()
+    b = markov_bounds(chain, players, moves) if moves else bounds_to_digits(chain, players, digits)
+    seconds = time.perf_counter() - t0
+    places = max(20, (digits or 0) + 5)
+    seats = [{"seat": j + 1, "lower": exact(lo), "upper": exact(up),
+              "lower_decimal": dec(lo, places), "upper_decimal": dec(up, places)}
+             for j, (lo, up) in enumerate(zip(b.lower, b.upper))]
+    data = {"moves": b.moves, "players": players, **{k: seats[0][k] for k in
+            ("lower", "upper", "lower_decimal", "upper_decimal")}, "seats": seats,
+            "seconds": round(seconds, 4)}
+    lines = [f"{chain.board.name}, {players} players, after {b.moves} moves "
+             f"({seconds:.3f} s, exact):"]
+    for s in seats:
+        lines.append(f"  seat {s['seat']}: {s['lower_decimal']}\n          {s['upper_decimal']}")
+    if digits:
+        lines.append(f"lower and upper agree to {digits} digits from n = {b.moves}")
+    emit(data, as_json, "\n".join(lines))
+
+
+bounds.epilog = EPILOG_BOARD

@@ -1,0 +1,89 @@
+"""``ladders resume``, ``status`` and ``verify``: stored runs."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from ladders.cluster.commands import cluster_options, emit, interruptible, json_option, make_spec, short, task_bar
+from ladders.cluster.commands.solve import report_outcome, verification_lines
+
+
+@click.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@cluster_options
+@click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
+              help="Override the executor the run was started with.")
+@json_option
+def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
+           executor: str | None, as_json: bool) -> int:
+    """Continue an interrupted solve from its last committed manifest.
+
+    Example: ladders resume runs/hasbro --workers 2
+    """
+    from ladders.checkpoints.store import RunStore
+    from ladders.cluster.engines import SolveRequest, get_engine
+    from ladders.cluster.runs import resume as run_resume
+    request = SolveRequest(spec=make_spec(scheduler, scheduler_file, workers),
+                           executor=executor or "auto")
+    unit = get_engine(RunStore.open(store).engine).unit
+    with interruptible() as stop, task_bar(unit) as bar:
+        outcome = run_resume(store, request, progress=bar, should_stop=stop)
+    return report_outcome(outcome, as_json)
+
+
+@click.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@json_option
+def status(store: str, as_json: bool) -> None:
+    """State of a run store, read from its files (no cluster needed).
+
+    Example: ladders status runs/hasbro
+    """
+    from ladders.cluster.runs import status as run_status
+    st = run_status(store)
+    b = st["problem"]["board"]
+    done, digits = st["progress"], st["digits"]
+    lines = [f"store     {st['store']}",
+             f"problem   {b['name']}, {st['problem']['players']} players, {st['unknowns']:,} unknowns",
+             f"engine    {st['engine']}",
+             f"state     {st['state']}",
+             f"progress  {done}",
+             f"digits    {digits}",
+             f"elapsed   {st['elapsed_seconds']:.1f} s of solving",
+             f"size      {st['store_bytes'] / 1e6:.1f} MB"]
+    if st["result"]:
+        lines.append(f"answer    seat 1 = {short(st['result']['seats'][0])}")
+    elif st["state"].startswith("interrupted"):
+        lines.append(f"resume    ladders resume {st['store']}")
+    emit(st, as_json, "\n".join(lines))
+
+
+@click.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@click.option("--primes", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Independent solves modulo random 61-bit primes.")
+@click.option("--cross/--no-cross", default=None,
+              help="Solve again with the other kind of engine and compare: modular for an "
+              "elimination run (seconds), elimination for a modular or crt run [default: "
+              "always for elimination runs, for the others only where elimination is quick].")
+@json_option
+def verify(store: str, primes: int, cross: bool | None, as_json: bool) -> None:
+    """Check a finished run again: Markov bounds, modular solves and the other engine.
+
+    Example: ladders verify runs/hasbro --primes 3
+    """
+    from ladders.cluster.runs import verify_stored
+    from ladders.solver.exact import fraction_to_decimal
+    t0 = time.perf_counter()
+    res = verify_stored(store, primes=primes, cross=cross)
+    rep = res["report"]
+    data = {"seats": [{"seat": j + 1, "decimal": fraction_to_decimal(p, 50)}
+                      for j, p in enumerate(res["seats"])], "engine": res["engine"],
+            "verified": rep, "seconds": round(time.perf_counter() - t0, 2)}
+    lines = [f"seat 1 = {data['seats'][0]['decimal']}... ({res['engine']} engine)"]
+    lines += verification_lines(rep)
+    emit(data, as_json, "\n".join(lines))
+    if not rep["passed"]:
+        raise click.ClickException(f"verification of {store} failed")

@@ -1,0 +1,224 @@
+"""The ``crt`` engine's driver: batches of primes as tasks (Dask or this process),
+residues in the run store, Chinese remaindering with early termination, certificate.
+
+Batch k holds primes ``k*B .. (k+1)*B - 1`` of the run's prime sequence
+(:func:`ladders.solver.engines.crt.prime_sequence`, fixed by the run's seed), so a
+batch means the same work in every session. After each batch the driver commits a
+manifest that lists it (:mod:`ladders.checkpoints.crt`), folds its residues into the
+running remainders, and tries a candidate denominator; the first candidate that passes
+the certificate ends the run (batches still in flight are cancelled). Resuming reads
+the committed batches back from the store and goes on.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from ladders.cluster.engines import Engine, SolveRequest
+from ladders.cluster.executor import Task
+
+if TYPE_CHECKING:
+    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.cluster.session import Outcome
+    from ladders.solver.problem import Problem
+
+#: Primes per task: about 5 s of work on hasbro, against ~50 ms of store round trip.
+BATCH_PRIMES = 32
+
+
+class CrtEngine(Engine):
+    name = "crt"
+    summary = "batches of primes as Dask tasks, Chinese remaindering, certified; resumable"
+    options = frozenset({"checkpoint", "cluster", "executor", "seed", "table", "batch_primes"})
+    unit = ("batches", "batch")
+    cross = "elimination"
+
+    def preference(self, problem: Problem) -> float | None:
+        return 3.0
+
+    def check(self, problem: Problem, request: SolveRequest) -> None:
+        if request.table and problem.players != 2:
+            raise ValueError("the full table P(a, b) is for two players")
+
+    def solve(self, problem: Problem, request: SolveRequest, progress: Any,
+              should_stop: Callable[[], bool]) -> Outcome:
+        from ladders.checkpoints.store import RunStore
+        from ladders.cluster.session import pick_executor, run_json, store_dir
+        batch = request.batch_primes or BATCH_PRIMES
+        executor = pick_executor(problem, request.executor, request.spec)
+        seed = request.seed if request.seed is not None else random.SystemRandom().randrange(1 << 32)
+        with store_dir(request.checkpoint) as root:
+            token = f"{problem.system.digest()[:24]}-{seed}-{batch}"
+            run = run_json(problem, self.name, executor, seed=seed, batch_primes=batch, crt_token=token)
+            store = RunStore.create(root, run, extra={"batches": {}})
+            return _run(store, problem, request, executor, progress, should_stop)
+
+    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
+               should_stop: Callable[[], bool]) -> Outcome:
+        executor = request.executor if request.executor != "auto" else store.run["executor"]
+        return _run(store, problem, SolveRequest(spec=request.spec), executor, progress, should_stop)
+
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
+        """How many batches a run takes is known only when the answer is certified
+        (each prime adds about 8.4 digits)."""
+        from ladders.checkpoints.crt import committed_batches
+        from ladders.solver.exact import bits_to_digits
+        done = len(committed_batches(manifest))
+        primes = done * int(store.run["batch_primes"])
+        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
+                "progress": f"{done} batches ({primes:,} primes)",
+                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+
+
+class CrtWork:
+    """One session of a crt run (:class:`ladders.cluster.executor.Work`): remainders so
+    far, and the certificate when it comes."""
+
+    def __init__(self, store: RunStore) -> None:
+        import numpy as np
+
+        from ladders.checkpoints.crt import clear_leftovers, committed_batches, crt_system
+        from ladders.solver.engines.crt import FormAccumulator
+        from ladders.solver.engines.modular import combination_weights
+        self.store = store
+        self.system, self.order, _ = crt_system(store)
+        self.seed = int(store.run["seed"])
+        self.size = int(store.run["batch_primes"])
+        self.acc = FormAccumulator(self.system.columns,
+                                   combination_weights(self.system.size, np.random.default_rng(self.seed)))
+        self.manifest = store.current()
+        clear_leftovers(store, self.manifest)
+        self.tried: set[tuple[int, ...]] = set()
+        self.lifter: Any = None
+        self.rejected = 0
+        self.certified: list[Any] | None = None
+        self.pending: list[tuple[dict[str, Any], float]] = []
+        self._primes: list[int] = []
+        self.before = len(committed_batches(self.manifest))
+        for ref in committed_batches(self.manifest).values():
+            self._fold(ref)
+
+    def primes(self, k: int) -> list[int]:
+        """The primes of batch k."""
+        from ladders.solver.engines.crt import prime_sequence
+        if len(self._primes) < (k + 1) * self.size:
+            self._primes = prime_sequence(self.seed, (k + 1) * self.size)
+        return self._primes[k * self.size:(k + 1) * self.size]
+
+    def _fold(self, ref: Any) -> None:
+        from ladders.checkpoints.crt import read_batch
+        for p, residues in read_batch(self.store, ref):
+            self.acc.add(p, residues)
+
+    def batches(self) -> int:
+        from ladders.checkpoints.crt import committed_batches
+        return len(committed_batches(self.manifest))
+
+    # -- Work
+    def finished(self) -> bool:
+        """Certify the current candidate denominators, if there is a new one."""
+        from ladders.solver.engines.modular import MARGIN_BITS, Lifter
+        cands = self.acc.candidates(MARGIN_BITS)
+        if cands is None or tuple(int(c) for c in cands) in self.tried:
+            return False
+        self.tried.add(tuple(int(c) for c in cands))
+        if self.lifter is None:
+            self.lifter = Lifter.factor(self.system, self.order.tolist(), random.Random(self.seed))
+        cols = []
+        for k, den in enumerate(cands):
+            col = self.lifter.certify(self.lifter.rhs(self.system, k), den)
+            if col is None:
+                self.rejected += 1
+                return False
+            cols.append(col)
+        self.certified = cols
+        return True
+
+    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
+        from ladders.checkpoints.crt import committed_batches
+        taken = set(committed_batches(self.manifest)) | set(running) | {r["k"] for r, _ in self.pending}
+        out: list[Hashable] = []
+        k = 0
+        while len(out) < limit:
+            if k not in taken:
+                out.append(k)
+            k += 1
+        return out
+
+    def task(self, item: Hashable) -> Task:
+        from ladders.checkpoints.crt import run_crt_batch
+        k = int(item)  # type: ignore[call-overload]
+        token = self.store.run["crt_token"]
+        return Task(run_crt_batch, (str(self.store.root), token, k, self.primes(k)),
+                    key=f"ladders-crt-{token}-{k}", priority=-k)
+
+    def run_here(self, item: Hashable) -> dict[str, Any]:
+        task = self.task(item)
+        return task.function(*task.args)
+
+    def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
+        self.pending.append((receipt, seconds))
+
+    def commit(self) -> None:
+        """Commit each finished batch, then fold its residues in."""
+        from ladders.checkpoints.crt import committed_batches, with_batch
+        pending, self.pending = self.pending, []
+        for receipt, seconds in sorted(pending, key=lambda rs: rs[0]["k"]):
+            if receipt["k"] in committed_batches(self.manifest):
+                continue  # ran twice: the committed one stays
+            new = with_batch(self.manifest, receipt, seconds, 0)
+            self._fold(committed_batches(new)[receipt["k"]])
+            new.max_bits = int(self.acc.modulus.bit_length())
+            self.store.commit(new)
+            self.manifest = new
+
+
+def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,
+         should_stop: Callable[[], bool]) -> Outcome:
+    from ladders.cluster.executor import run_dask, run_serial
+    from ladders.cluster.session import Outcome, cluster_for, locked, record
+    from ladders.solver.checks.verify import certificate_report, verify_answer
+    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.games.race import seats_from_values
+
+    with locked(store):
+        work = CrtWork(store)
+        startup = 0.0
+
+        def report() -> None:
+            if progress is not None:
+                progress(work.batches(), 0, bits_to_digits(work.acc.modulus.bit_length() // 2))
+
+        t0 = time.perf_counter()
+        if executor == "serial":
+            interrupted = run_serial(work, should_stop, report)
+        else:
+            with cluster_for(request.spec, store) as (client, workers, startup):
+                t0 += startup
+                interrupted = run_dask(client, work, workers + 1, should_stop, report)
+        seconds = time.perf_counter() - t0
+        out = Outcome(problem, [], seconds, executor, interrupted=interrupted, store=store.root,
+                      tasks_run=work.batches() - work.before, tasks_total=work.batches(),
+                      startup_seconds=startup, engine="crt")
+        if interrupted:
+            out.store_bytes = store.size_bytes()
+            return out
+        cols = work.certified
+        assert cols is not None
+        system = work.system
+        out.seats = seats_from_values(system, problem.players, [c.value for c in cols])
+        if request.table:
+            values = cols[0].solution()
+            out.table = {system.labels[i]: values[i] for i in range(system.size)}
+        out.verified = verify_answer(problem, out.seats, primes=0,
+                                     certificate=certificate_report(cols, work.rejected))
+        out.details = {"primes": work.acc.primes, "batches": work.batches(),
+                       "modulus_digits": bits_to_digits(work.acc.modulus.bit_length())}
+        record(store, out, work.manifest.elapsed)
+        return out
+
+
+ENGINE = CrtEngine()

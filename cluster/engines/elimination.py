@@ -1,0 +1,218 @@
+"""The ``elimination`` engine's driver: fraction-free column-block elimination, the
+blocks as tasks on Dask (or in this process), rows checkpointed in the run store.
+
+The plan (:mod:`ladders.solver.engines.elimination_plan`) is pure data; the tasks and
+the bookkeeping of what may run next are :mod:`ladders.checkpoints.elimination`; this
+driver wraps them as :class:`ladders.cluster.executor.Work` for the two loops. Small
+problems with no store or cluster asked for run in memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from ladders.cluster.engines import Engine, SolveRequest
+from ladders.cluster.executor import Task
+
+if TYPE_CHECKING:
+    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.cluster.session import Outcome
+    from ladders.solver.problem import Problem
+
+
+class EliminationEngine(Engine):
+    name = "elimination"
+    summary = ("column-block fraction-free elimination as Dask tasks, the wanted unknown "
+               "last (the published method, sped up); resumable")
+    options = frozenset({"checkpoint", "cluster", "executor", "block_size", "order"})
+    unit = ("tasks", "task")
+    cross = "modular"
+
+    def preference(self, problem: Problem) -> float | None:
+        return 2.0
+
+    def check(self, problem: Problem, request: SolveRequest) -> None:
+        if request.table:
+            raise ValueError("--table needs every unknown: use --engine modular (the default) or crt")
+
+    def solve(self, problem: Problem, request: SolveRequest, progress: Any,
+              should_stop: Callable[[], bool]) -> Outcome:
+        from ladders.checkpoints.elimination import create_store
+        from ladders.cluster.session import pick_executor, run_json, store_dir
+        from ladders.solver.engines.elimination_plan import make_plan
+        system = problem.system
+        executor = pick_executor(problem, request.executor, request.spec, request.checkpoint)
+        order = None if request.order == "auto" else request.order
+        plan = make_plan(system, request.block_size, order)
+        if executor == "serial" and not request.checkpoint:
+            return _in_memory(problem, plan, progress)
+        with store_dir(request.checkpoint) as root:
+            run = run_json(problem, self.name, executor, block_size=plan.blocks[0][1],
+                           plan=plan.describe())
+            store = create_store(root, run, system, plan)
+            return _run(store, problem, request, executor, progress, should_stop)
+
+    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
+               should_stop: Callable[[], bool]) -> Outcome:
+        executor = request.executor if request.executor != "auto" else store.run.get("executor", "dask")
+        return _run(store, problem, request, executor, progress, should_stop)
+
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
+        from ladders.checkpoints.elimination import plan_of
+        from ladders.solver.exact import bits_to_digits
+        plan = plan_of(store)
+        total, done = len(plan.tasks()), len(manifest.done)
+        blocks = sum(1 for b in range(len(plan.blocks)) if (b, b) in manifest.done)
+        return {"tasks_done": done, "tasks_total": total, "blocks_done": blocks,
+                "blocks_total": len(plan.blocks),
+                "progress": f"{done}/{total} tasks, {blocks}/{len(plan.blocks)} blocks",
+                "digits": f"up to {bits_to_digits(manifest.max_bits):,} in the rows so far"}
+
+    def stored_seats(self, store: RunStore, problem: Problem) -> list[Any] | None:
+        from ladders.checkpoints.elimination import is_finished, plan_of, stored_answer
+        from ladders.checkpoints.errors import StoreError
+        from ladders.solver.games.race import seats_from_values
+        plan, manifest = plan_of(store), store.current()
+        if not is_finished(plan, manifest):
+            raise StoreError(f"{store.root} is not finished ({len(manifest.done)}/{len(plan.tasks())} "
+                             f"tasks); continue it with 'ladders resume {store.root}'")
+        return seats_from_values(problem.system, problem.players,
+                                 stored_answer(store, problem.system, manifest))
+
+    def seats_in_memory(self, problem: Problem) -> list[Any]:
+        from ladders.solver.engines.elimination import eliminate_target
+        from ladders.solver.games.race import seats_from_values
+        return seats_from_values(problem.system, problem.players, eliminate_target(problem.system))
+
+    def cross_skip(self, problem: Problem) -> str | None:
+        from ladders.cluster.session import IN_MEMORY_LIMIT
+        size = problem.system.size
+        if size > IN_MEMORY_LIMIT:
+            return f"{size:,} unknowns: elimination takes long here (--cross runs it anyway)"
+        return None
+
+
+class EliminationWork:
+    """A stored elimination run as :class:`ladders.cluster.executor.Work`: items are the
+    plan's tasks ``(b, j)``; the manifest is updated per receipt and committed after."""
+
+    def __init__(self, store: RunStore) -> None:
+        from ladders.checkpoints.elimination import plan_of
+        self.store = store
+        self.plan = plan_of(store)
+        self.manifest = store.current()
+        self.committed = self.manifest
+        store.collect_garbage(self.manifest)  # leftovers of an interrupted run
+        self.to_commit: list[Manifest] = []
+        self.ran = 0
+        self.spent = {"read": 0.0, "compute": 0.0, "write": 0.0}
+
+    def finished(self) -> bool:
+        from ladders.checkpoints.elimination import is_finished
+        return is_finished(self.plan, self.manifest)
+
+    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
+        from ladders.checkpoints.elimination import ready_tasks
+        return list(ready_tasks(self.plan, self.manifest, running)[:max(0, limit)])  # type: ignore[arg-type]
+
+    def task(self, item: Hashable) -> Task:
+        from ladders.checkpoints.elimination import run_task, task_inputs
+        b, j = item  # type: ignore[misc]
+        rows_ref, fac_ref = task_inputs(self.manifest, b, j)
+        token = self.plan.token
+        fused = self.plan.fuses(b, j)
+        key = f"ladders-{token[:16]}-" + (f"F{b}" if b == j else f"{'UF' if fused else 'U'}{b}-{j}")
+        return Task(run_task, (str(self.store.root), token, b, j, rows_ref, fac_ref), key=key,
+                    priority=-(b * len(self.plan.blocks) + (j - b)))
+
+    def run_here(self, item: Hashable) -> dict[str, Any]:
+        """In this process, on the driver's own store (its segment cache, its checks)."""
+        from ladders.checkpoints.elimination import execute_task, task_inputs
+        b, j = item  # type: ignore[misc]
+        return execute_task(self.store, b, j, *task_inputs(self.manifest, b, j))
+
+    def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
+        from ladders.checkpoints.elimination import apply_receipt, task_parts
+        self.manifest = apply_receipt(self.plan, self.manifest, receipt, seconds)
+        self.to_commit.append(self.manifest)
+        self.ran += len(task_parts(self.plan, int(receipt["b"]), int(receipt["j"])))
+        self.spent["read"] += receipt["read_seconds"]
+        self.spent["write"] += receipt["write_seconds"]
+        self.spent["compute"] += receipt["seconds"] - receipt["read_seconds"] - receipt["write_seconds"]
+
+    def commit(self) -> None:
+        """One manifest per finished task, in order; superseded segments deleted."""
+        for version in self.to_commit:
+            self.store.commit(version)
+            self.store.drop_superseded(self.committed, version)
+            self.committed = version
+        self.to_commit = []
+
+
+def _in_memory(problem: Problem, plan: Any, progress: Any) -> Outcome:
+    """Small problems: the same plan eliminated in this process, no store."""
+    from ladders.cluster.engines import cross_report
+    from ladders.cluster.session import Outcome
+    from ladders.solver.checks.verify import verify_answer
+    from ladders.solver.engines.elimination import eliminate_target
+    from ladders.solver.games.race import seats_from_values
+    t0 = time.perf_counter()
+    step = None if progress is None else (lambda d, t: progress(d, t, 0))
+    values = eliminate_target(problem.system, plan, progress=step)
+    seconds = time.perf_counter() - t0
+    seats = seats_from_values(problem.system, problem.players, values)
+    verified = verify_answer(problem, seats, cross=cross_report(problem, seats, "elimination"))
+    return Outcome(problem, seats, seconds, "serial", verified, engine="elimination",
+                   tasks_run=len(plan.tasks()), tasks_total=len(plan.tasks()))
+
+
+def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,
+         should_stop: Callable[[], bool]) -> Outcome:
+    from ladders.checkpoints.elimination import stored_answer
+    from ladders.cluster.executor import run_dask, run_serial
+    from ladders.cluster.engines import cross_report
+    from ladders.cluster.session import Outcome, cluster_for, locked, record
+    from ladders.solver.checks.verify import verify_answer
+    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.games.race import seats_from_values
+
+    with locked(store):
+        work = EliminationWork(store)
+        total = len(work.plan.tasks())
+        before = len(work.manifest.done)
+        details: dict[str, Any] = {}
+        startup = 0.0
+
+        def report() -> None:
+            if progress is not None:
+                progress(len(work.manifest.done), total, bits_to_digits(work.manifest.max_bits))
+
+        t0 = time.perf_counter()
+        if executor == "serial":
+            interrupted = run_serial(work, should_stop, report)
+            seconds = time.perf_counter() - t0
+            ran = len(work.manifest.done) - before
+        else:
+            with cluster_for(request.spec, store) as (client, workers, startup):
+                t0 += startup
+                interrupted = run_dask(client, work, 2 * workers + 1, should_stop, report)
+                seconds = time.perf_counter() - t0  # the cluster's shutdown is not the solve's
+            ran = work.ran
+            details["worker_seconds"] = {k: round(v, 3) for k, v in work.spent.items()}
+        out = Outcome(problem, [], seconds, executor, interrupted=interrupted, details=details,
+                      startup_seconds=startup, store=store.root, tasks_run=ran, tasks_total=total,
+                      engine="elimination")
+        if interrupted:
+            out.store_bytes = store.size_bytes()
+            return out
+        values = stored_answer(store, problem.system, work.committed)
+        out.seats = seats_from_values(problem.system, problem.players, values)
+        out.verified = verify_answer(problem, out.seats,
+                                     cross=cross_report(problem, out.seats, "elimination"))
+        record(store, out, work.committed.elapsed)
+        return out
+
+
+ENGINE = EliminationEngine()

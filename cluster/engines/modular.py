@@ -1,0 +1,144 @@
+"""The ``modular`` engine's driver: Dixon p-adic lifting in this process, certified.
+
+The mathematics is :mod:`ladders.solver.engines.modular`; with ``--checkpoint`` the
+lifting state is saved by :mod:`ladders.checkpoints.modular` every ``save_every``
+seconds and whenever a right-hand side is certified, so a long solve (races of three or
+more players) resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ladders.cluster.engines import Engine, SolveRequest
+
+#: Seconds between two saved lifting states of a modular solve with a store.
+SAVE_EVERY = 10.0
+
+
+class ModularEngine(Engine):
+    name = "modular"
+    summary = ("p-adic lifting in this process, certified (seconds on the full board); "
+               "--checkpoint saves the lifting state")
+    options = frozenset({"checkpoint", "seed", "table", "save_every"})
+    unit = ("lifting steps", "step")
+    cross = "elimination"
+
+    def preference(self, problem: Any) -> float | None:
+        return 1.0
+
+    def check(self, problem: Any, request: SolveRequest) -> None:
+        if request.table and problem.players != 2:
+            raise ValueError("the full table P(a, b) is for two players")
+        if request.save_every is not None and not request.checkpoint:
+            raise ValueError("--save-every is for --engine modular with --checkpoint")
+
+    def solve(self, problem: Any, request: SolveRequest, progress: Any,
+              should_stop: Callable[[], bool]) -> Any:
+        from ladders.cluster.session import run_json
+        store = None
+        seed = request.seed
+        if request.checkpoint:
+            from ladders.checkpoints.store import RunStore
+            seed = seed if seed is not None else random.SystemRandom().randrange(1 << 32)
+            every = SAVE_EVERY if request.save_every is None else request.save_every
+            store = RunStore.create(request.checkpoint, run_json(problem, self.name, "serial",
+                                                                 seed=seed, save_every=every))
+        return _lift(problem, store, request.table, seed, progress, should_stop)
+
+    def resume(self, store: Any, problem: Any, request: SolveRequest, progress: Any,
+               should_stop: Callable[[], bool]) -> Any:
+        return _lift(problem, store, False, store.run.get("seed"), progress, should_stop)
+
+    def status(self, store: Any, manifest: Any) -> dict[str, Any]:
+        from ladders.solver.exact import bits_to_digits
+        done = int(store.completed() is not None)
+        column = manifest.extra.get("column", 0)
+        steps = manifest.extra.get("steps", 0)
+        certified = len(manifest.extra.get("columns", {}))
+        return {"tasks_done": done, "tasks_total": 1, "column": column, "steps": steps,
+                "columns_done": certified,
+                "progress": "solved" if done else
+                f"right-hand side {column + 1}: {steps:,} lifting steps ({certified} certified)",
+                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+
+    def seats_in_memory(self, problem: Any) -> list[Any]:
+        from ladders.solver.engines.modular import solve_dixon
+        from ladders.solver.games.race import seats_from_values
+        return seats_from_values(problem.system, problem.players, solve_dixon(problem.system).values)
+
+
+def _lift(problem: Any, store: Any, table: bool, seed: int | None, progress: Any,
+          should_stop: Callable[[], bool]) -> Any:
+    """Lift in this process; with a ``store`` save the state as it goes and record the
+    verified answer."""
+    import contextlib
+
+    from ladders.checkpoints.modular import clear_leftovers, load_state, save_state
+    from ladders.cluster.session import Outcome, locked, record
+    from ladders.solver.checks.verify import certificate_report, verify_answer
+    from ladders.solver.engines.modular import Interrupted, LiftState, solve_dixon
+    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.games.race import seats_from_values
+
+    system = problem.system
+    state = None
+    save = None
+    clock: dict[str, Any] = {}
+    with locked(store) if store is not None else contextlib.nullcontext():
+        if store is not None:
+            manifest = store.current()
+            clear_leftovers(store, manifest)
+            state = load_state(store, manifest)
+            seed = int(store.run["seed"])
+            every = float(store.run.get("save_every", SAVE_EVERY))
+            clock.update(last=time.perf_counter(), manifest=manifest)
+
+            def save_now(st: LiftState) -> None:
+                now = time.perf_counter()
+                certified = len(clock["manifest"].extra.get("columns", {}))
+                if now - clock["last"] >= every or len(st.columns) > certified:
+                    clock["manifest"] = save_state(store, clock["manifest"], st, now - clock["last"])
+                    clock["last"] = now
+            save = save_now
+        t0 = time.perf_counter()
+        seen = {"column": 0, "before": 0, "last": 0}
+
+        def step(k: int, steps: int) -> None:
+            """Lifting steps of all right-hand sides so far, and this one's digits."""
+            if k != seen["column"]:
+                seen["column"], seen["before"] = k, seen["before"] + seen["last"]
+            seen["last"] = steps
+            if progress is not None:
+                progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2))
+        try:
+            result = solve_dixon(system, seed=seed, progress=step, state=state, save=save,
+                                 should_stop=should_stop)
+        except Interrupted as stop:
+            if store is not None:
+                save_state(store, clock["manifest"], stop.state, time.perf_counter() - clock["last"])
+            return Outcome(problem, [], time.perf_counter() - t0, "serial", interrupted=True,
+                           store=None if store is None else store.root, engine="modular",
+                           tasks_run=stop.state.steps)
+        seats = seats_from_values(system, problem.players, result.values)
+        tab = None
+        if table:
+            values = result.columns[0].solution()
+            tab = {system.labels[i]: values[i] for i in range(system.size)}
+        seconds = time.perf_counter() - t0
+        verified = verify_answer(problem, seats, primes=0,
+                                 certificate=certificate_report(result.columns, result.rejected))
+        details = {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
+                   "resumed_from_step": 0 if state is None else state.steps,
+                   "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
+        out = Outcome(problem, seats, seconds, "serial", verified, engine="modular",
+                      table=tab, details=details, tasks_run=1, tasks_total=1)
+        if store is not None:
+            record(store, out, seconds)
+        return out
+
+
+ENGINE = ModularEngine()

@@ -1,0 +1,129 @@
+"""The run session every engine driver shares: the outcome it reports, the store's
+run.json, the LOCK, the cluster connection, and the record of a verified answer.
+
+A driver (``ladders/cluster/engines/NAME.py``) opens a session with :func:`locked`
+(and :func:`cluster_for` when its tasks run on Dask), drives its work with the loops
+of :mod:`ladders.cluster.executor`, verifies with :mod:`ladders.solver.checks.verify`,
+and ends with :func:`record`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ladders.checkpoints.store import RunStore
+from ladders.cluster.executor import ClusterSpec, check_workers, connect
+from ladders.solver.exact import mpq
+from ladders.solver.problem import Problem
+
+#: Exit code of a solve stopped by Ctrl-C or SIGTERM with a consistent store (EX_TEMPFAIL).
+EXIT_INTERRUPTED = 75
+#: Problems this small run in memory unless a store or a cluster is asked for.
+IN_MEMORY_LIMIT = 2000
+
+
+@dataclass
+class Outcome:
+    """What a solve produced (``seats`` is empty when it was interrupted).
+
+    ``table``: two players, when asked, every ``P(a, b)`` keyed by ``(a, b)``.
+    ``details``: what the engine reports about its work (prime, lifting steps, ...).
+    """
+
+    problem: Problem
+    seats: list[mpq]
+    seconds: float
+    executor: str
+    verified: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+    store: Path | None = None
+    tasks_run: int = 0
+    tasks_total: int = 0
+    store_bytes: int = 0
+    startup_seconds: float = 0.0  # starting or reaching the cluster, checking its workers
+    engine: str = ""
+    table: dict[tuple[int, int], mpq] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def versions() -> dict[str, str]:
+    """Versions that must match between the run that wrote a store and the one resuming."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {"python": platform.python_version()}
+    for pkg in ("ladders", "gmpy2", "zarr", "dask", "distributed", "numpy"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def run_json(problem: Problem, engine: str, executor: str, **extra: Any) -> dict[str, Any]:
+    """run.json of a new store: what is solved, how, and with which versions."""
+    system = problem.system
+    return {"problem": problem.to_json(), "engine": engine, "executor": executor,
+            "system_digest": system.digest(), "unknowns": system.size, "nonzeros": system.nnz,
+            "versions": versions(), **extra}
+
+
+def pick_executor(problem: Problem, request_executor: str, spec: ClusterSpec,
+                  checkpoint: str | None = None) -> str:
+    """``auto``: in this process for small problems with no store or cluster asked for."""
+    if request_executor != "auto":
+        return request_executor
+    small = (problem.system.size <= IN_MEMORY_LIMIT and not checkpoint and not spec.remote
+             and not spec.workers)
+    return "serial" if small else "dask"
+
+
+@contextlib.contextmanager
+def store_dir(checkpoint: str | None) -> Iterator[Path]:
+    """``checkpoint``, or a temporary folder removed afterwards."""
+    if checkpoint:
+        yield Path(checkpoint)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="ladders-run-"))
+    try:
+        yield tmp / "run"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def locked(store: RunStore) -> Iterator[RunStore]:
+    """Hold the store's LOCK for the session."""
+    store.acquire_lock()
+    try:
+        yield store
+    finally:
+        store.release_lock()
+
+
+@contextlib.contextmanager
+def cluster_for(spec: ClusterSpec, store: RunStore) -> Iterator[tuple[Any, int, float]]:
+    """``(client, workers, startup seconds)``: the cluster reached (or started) and
+    checked to see the store."""
+    t0 = time.perf_counter()
+    with connect(spec) as client:
+        workers = check_workers(client, str(store.root.resolve()))
+        yield client, workers, time.perf_counter() - t0
+
+
+def record(store: RunStore, out: Outcome, seconds: float) -> None:
+    """COMPLETE.json, written last and only for a verified answer; the store's size."""
+    if out.verified.get("passed"):
+        from ladders.solver.exact import fraction_to_str
+        store.mark_complete({"seats": [fraction_to_str(s) for s in out.seats],
+                             "engine": out.engine, "verified": out.verified,
+                             "seconds_total": seconds, "finished": time.time()})
+    out.store = store.root
+    out.store_bytes = store.size_bytes()
+

@@ -1,0 +1,93 @@
+"""Checks of exact race results that do not trust the engine that produced them.
+
+Tier 1 (bounds): every seat's exact probability must lie inside the Markov bounds of
+:mod:`ladders.solver.checks.bounds`, and its decimal digits must agree with theirs. Exact
+arithmetic throughout, so a pass is a proof of those digits, not a tolerance.
+Tier 2 (modular): :mod:`ladders.solver.checks.residue_check`. Tier 3: an engine's own
+certificate, and the answer of another engine (cross). :func:`verify_answer` runs the
+tiers asked for and reports each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ladders.solver.checks.bounds import bounds_to_digits
+from ladders.solver.checks.residue_check import check_modular
+from ladders.solver.exact import bits_to_digits, fraction_to_decimal, mpq
+from ladders.solver.games.chain import AbsorbingChain
+
+if TYPE_CHECKING:
+    from ladders.solver.engines.modular import CertifiedColumn
+    from ladders.solver.problem import Problem
+
+
+def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
+                         digits: int = 16) -> dict[str, object]:
+    """Compare exact seat probabilities with bounds that agree to ``digits`` decimals.
+
+    Returns a JSON-ready report: the moves used, each seat's bracket and whether
+    ``lower <= exact <= upper`` with matching truncated decimals held for every seat.
+    """
+    bounds = bounds_to_digits(chain, players, digits)
+    report = []
+    passed = True
+    for j, value in enumerate(seats):
+        lo, up = bounds.lower[j], bounds.upper[j]
+        inside = lo <= value <= up
+        same = fraction_to_decimal(value, digits) == fraction_to_decimal(lo, digits)
+        passed &= inside and same
+        report.append({"seat": j + 1, "lower_decimal": fraction_to_decimal(lo, digits + 2),
+                       "upper_decimal": fraction_to_decimal(up, digits + 2),
+                       "inside": inside, "digits_agree": same})
+    return {"check": "bounds", "moves": bounds.moves, "digits": digits, "seats": report,
+            "passed": passed}
+
+
+def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int | None = None,
+                  certificate: dict[str, Any] | None = None,
+                  cross: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every check of a race answer that ran, and whether all passed.
+
+    Tier 1 ``bounds`` always; tier 2 ``modular`` (independent solves of the race system
+    modulo ``primes`` random 61-bit primes) when ``primes > 0``; tier 3 ``certificate``
+    (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
+    (another engine's answer, see :func:`cross_check`) when given.
+    """
+    report: dict[str, Any] = {"bounds": check_against_bounds(problem.chain, problem.players, seats)}
+    if primes > 0:
+        targets = seats[:problem.system.columns]  # the seats the system solves for
+        report["modular"] = check_modular(problem.system, targets, primes=primes, seed=seed)
+    if certificate is not None:
+        report["certificate"] = certificate
+    if cross is not None:
+        report["cross"] = cross
+    tiers = [r for r in report.values() if not r.get("skipped")]
+    return {"passed": all(bool(r["passed"]) for r in tiers), **report}
+
+
+def certificate_report(columns: list[CertifiedColumn], rejected: int) -> dict[str, Any]:
+    """Tier 3 of the lifting engines (modular, crt): what the certificate checked."""
+    return {"check": "certificate", "what": "A N = D b exactly in integers (N/D: every unknown)",
+            "passed": True, "prime": columns[0].prime,
+            "lifting_steps": [c.lifting_steps for c in columns],
+            "certificate_steps": [c.certificate_steps for c in columns],
+            "denominator_digits": bits_to_digits(columns[0].denominator.bit_length()),
+            "rejected_candidates": rejected}
+
+
+def cross_check(problem: Problem, seats: list[mpq], engine: str,
+                seats_of: Callable[[Problem], list[mpq]],
+                skip: str | None = None) -> dict[str, Any]:
+    """Another engine's answer, compared with ``==``: ``seats_of(problem)`` is that
+    engine's in-memory solve; ``skip`` (a reason) records that it was not run."""
+    if skip is not None:
+        return {"check": "cross", "engine": engine, "skipped": True, "passed": True,
+                "reason": skip}
+    t0 = time.perf_counter()
+    agree = seats_of(problem) == list(seats)
+    return {"check": "cross", "engine": engine, "passed": agree,
+            "seconds": round(time.perf_counter() - t0, 3)}
+

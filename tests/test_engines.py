@@ -1,0 +1,68 @@
+"""The one table: every example game through every registered engine and executor.
+
+Each example (``examples.py``, looked up by name) is solved by each engine in this
+process, and by each engine that takes a cluster on a real LocalCluster, and must equal
+the python-flint oracle (an independent formulation) and the published value with
+``==``; its seats must sum to 1 exactly and its checks must pass. (sympy's
+``polys/matrices/tests/test_rref.py`` is the model.)
+"""
+
+from __future__ import annotations
+
+import pytest
+from distributed import LocalCluster
+
+from examples import EXAMPLES
+from ladders.cluster.engines import engines
+from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.runs import solve
+from ladders.solver.exact import mpq
+from ladders.solver.problem import Problem
+from oracle import oracle_seats
+
+ENGINES = sorted(engines())
+CLUSTER_ENGINES = sorted(n for n, e in engines().items() if "cluster" in e.options)
+_ORACLE: dict[str, list[mpq]] = {}
+
+
+def expected(name: str) -> list[mpq]:
+    ex = EXAMPLES[name]
+    if name not in _ORACLE:
+        _ORACLE[name] = oracle_seats(ex.board, ex.players)
+        assert ex.seat1 is None or _ORACLE[name][0] == ex.seat1
+    return _ORACLE[name]
+
+
+def check(name: str, out) -> None:
+    assert out.seats == expected(name)
+    assert sum(out.seats, mpq(0)) == 1
+    assert out.verified["passed"], out.verified
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as lc:
+        yield lc.scheduler_address
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_in_this_process(name: str, engine: str, tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[name].board, EXAMPLES[name].players)
+    options = {"executor": "serial"} if "executor" in engines()[engine].options else {}
+    check(name, solve(problem, engine, **options))
+
+
+@pytest.mark.parametrize("engine", CLUSTER_ENGINES)
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_on_a_local_cluster(name: str, engine: str, scheduler: str, tmp_path) -> None:
+    problem = Problem.build(EXAMPLES[name].board, EXAMPLES[name].players)
+    out = solve(problem, engine, checkpoint=str(tmp_path / "run"), executor="dask",
+                spec=ClusterSpec(scheduler=scheduler))
+    check(name, out)
+    assert out.executor == "dask" and (tmp_path / "run" / "COMPLETE.json").exists()
+
+
+def test_every_engine_is_in_the_table() -> None:
+    assert {"modular", "crt", "elimination"} <= set(ENGINES)
