@@ -13,6 +13,7 @@ import contextlib
 import platform
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -107,14 +108,58 @@ def locked(store: RunStore) -> Iterator[RunStore]:
         store.release_lock()
 
 
-@contextlib.contextmanager
-def cluster_for(spec: ClusterSpec, store: RunStore) -> Iterator[tuple[Any, int, float]]:
-    """``(client, workers, startup seconds)``: the cluster reached (or started) and
-    checked to see the store."""
+class ClusterStart:
+    """The cluster being reached or started in a background thread, so that the driver
+    plans and writes the store meanwhile; :meth:`client` waits for it. A context
+    manager: leaving it closes the cluster."""
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.t0 = time.perf_counter()
+        self._ready = threading.Event()
+        self._done = threading.Event()
+        self._client: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ladders-cluster", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            with connect(self.spec) as client:
+                self._client = client
+                self._ready.set()
+                self._done.wait()
+        except BaseException as exc:  # handed to the driver's thread by client()
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def __enter__(self) -> ClusterStart:
+        self._thread.start()
+        return self
+
+    def client(self) -> Any:
+        """The connected client (the cluster's error, if it failed to start)."""
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        return self._client
+
+    def release(self) -> None:
+        """Start closing the cluster in the background (the driver goes on verifying)."""
+        self._done.set()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def connect_checked(started: ClusterStart, store: RunStore) -> tuple[Any, int, float]:
+    """``(client, workers, seconds waited)``: the cluster ``started`` in the background,
+    once it is up, checked to see the store."""
     t0 = time.perf_counter()
-    with connect(spec) as client:
-        workers = check_workers(client, str(store.root.resolve()))
-        yield client, workers, time.perf_counter() - t0
+    client = started.client()
+    workers = check_workers(client, str(store.root.resolve()))
+    return client, workers, time.perf_counter() - t0
 
 
 def record(store: RunStore, out: Outcome, seconds: float) -> None:

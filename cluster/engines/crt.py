@@ -179,7 +179,7 @@ class CrtWork:
 def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,
          should_stop: Callable[[], bool]) -> Outcome:
     from ladders.cluster.executor import run_dask, run_serial
-    from ladders.cluster.session import Outcome, cluster_for, locked, record
+    from ladders.cluster.session import ClusterStart, Outcome, connect_checked, locked, record
     from ladders.solver.checks.verify import certificate_report, verify_answer
     from ladders.solver.exact import bits_to_digits
     from ladders.solver.games.race import seats_from_values
@@ -196,7 +196,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
         if executor == "serial":
             interrupted = run_serial(work, should_stop, report)
         else:
-            with cluster_for(request.spec, store) as (client, workers, startup):
+            with ClusterStart(request.spec) as started:
+                client, workers, startup = connect_checked(started, store)
                 t0 += startup
                 interrupted = run_dask(client, work, workers + 1, should_stop, report)
         seconds = time.perf_counter() - t0

@@ -9,6 +9,8 @@ problems with no store or cluster asked for run in memory.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -40,19 +42,26 @@ class EliminationEngine(Engine):
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:
         from ladders.checkpoints.elimination import create_store
-        from ladders.cluster.session import pick_executor, run_json, store_dir
+        from ladders.cluster.session import ClusterStart, pick_executor, run_json, store_dir
         from ladders.solver.engines.elimination_plan import make_plan
         system = problem.system
         executor = pick_executor(problem, request.executor, request.spec, request.checkpoint)
         order = None if request.order == "auto" else request.order
-        plan = make_plan(system, request.block_size, order)
-        if executor == "serial" and not request.checkpoint:
-            return _in_memory(problem, plan, progress)
-        with store_dir(request.checkpoint) as root:
+        with contextlib.ExitStack() as stack:
+            # the cluster starts (its workers import their code) while this process plans
+            started = stack.enter_context(ClusterStart(request.spec)) if executor == "dask" else None
+            t0 = time.perf_counter()
+            plan = make_plan(system, request.block_size, order)
+            stages = {"plan": time.perf_counter() - t0}
+            if executor == "serial" and not request.checkpoint:
+                return _in_memory(problem, plan, progress, stages)
+            root = stack.enter_context(store_dir(request.checkpoint))
+            t0 = time.perf_counter()
             run = run_json(problem, self.name, executor, block_size=plan.blocks[0][1],
                            plan=plan.describe())
             store = create_store(root, run, system, plan)
-            return _run(store, problem, request, executor, progress, should_stop)
+            stages["store"] = time.perf_counter() - t0
+            return _run(store, problem, request, executor, progress, should_stop, started, stages)
 
     def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
                should_stop: Callable[[], bool]) -> Outcome:
@@ -151,11 +160,9 @@ class EliminationWork:
         self.to_commit = []
 
 
-def _in_memory(problem: Problem, plan: Any, progress: Any) -> Outcome:
+def _in_memory(problem: Problem, plan: Any, progress: Any, stages: dict[str, float]) -> Outcome:
     """Small problems: the same plan eliminated in this process, no store."""
-    from ladders.cluster.engines import cross_report
     from ladders.cluster.session import Outcome
-    from ladders.solver.checks.verify import verify_answer
     from ladders.solver.engines.elimination import eliminate_target
     from ladders.solver.games.race import seats_from_values
     t0 = time.perf_counter()
@@ -163,21 +170,77 @@ def _in_memory(problem: Problem, plan: Any, progress: Any) -> Outcome:
     values = eliminate_target(problem.system, plan, progress=step)
     seconds = time.perf_counter() - t0
     seats = seats_from_values(problem.system, problem.players, values)
-    verified = verify_answer(problem, seats, cross=cross_report(problem, seats, "elimination"))
+    verified = _verify(problem, seats, stages)
     return Outcome(problem, seats, seconds, "serial", verified, engine="elimination",
-                   tasks_run=len(plan.tasks()), tasks_total=len(plan.tasks()))
+                   tasks_run=len(plan.tasks()), tasks_total=len(plan.tasks()),
+                   details={"stages": {k: round(v, 3) for k, v in stages.items()}})
+
+
+class _Checks(threading.Thread):
+    """What the verification compares the answer with: the Markov bounds, and the
+    cross-checking engine's answer. With a Dask cluster they are computed here while
+    the workers solve (the driver only waits for receipts meanwhile)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(name="ladders-checks", daemon=True)
+        self.problem = problem
+        self.bounds: Any = None
+        self.cross_seats: list[Any] | None = None
+        self.skip: str | None = None
+        self.seconds = 0.0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from ladders.cluster.engines import get_engine
+        from ladders.solver.checks.bounds import bounds_to_digits
+        t0 = time.perf_counter()
+        try:
+            self.bounds = bounds_to_digits(self.problem.chain, self.problem.players, 16)
+            checker = get_engine(ENGINE.cross or "")
+            self.skip = checker.cross_skip(self.problem)
+            if self.skip is None:
+                self.cross_seats = checker.seats_in_memory(self.problem)
+        except BaseException as exc:  # raised again in the driver's thread by result()
+            self.error = exc
+        self.seconds = time.perf_counter() - t0
+
+    def result(self) -> _Checks:
+        if self.ident is None:
+            self.run()  # never started (no cluster): compute now, in this thread
+        else:
+            self.join()
+        if self.error is not None:
+            raise self.error
+        return self
+
+
+def _verify(problem: Problem, seats: list[Any], stages: dict[str, float],
+            checks: _Checks | None = None) -> dict[str, Any]:
+    """Bounds, and the modular engine's certified answer (``A x = b`` checked exactly)
+    compared with ``==``; the independent solve modulo a random prime (tier 2) runs
+    only where that cross-check could not, since a certified equal answer implies it."""
+    from ladders.solver.checks.verify import cross_check, verify_answer
+    t0 = time.perf_counter()
+    pre = (checks or _Checks(problem)).result()
+    cross = cross_check(problem, seats, ENGINE.cross or "", lambda _: pre.cross_seats, pre.skip)
+    if pre.skip is None:
+        cross["seconds"] = round(pre.seconds, 3)
+    verified = verify_answer(problem, seats, primes=0 if pre.skip is None else 1, cross=cross,
+                             bounds=pre.bounds)
+    stages["verify"] = time.perf_counter() - t0
+    return verified
 
 
 def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,
-         should_stop: Callable[[], bool]) -> Outcome:
-    from ladders.checkpoints.elimination import stored_answer
+         should_stop: Callable[[], bool], started: Any = None,
+         stages: dict[str, float] | None = None) -> Outcome:
+    """The stored run on ``executor`` (a Dask cluster: ``started`` in the background, or
+    reached now), then the answer read back, verified and recorded."""
     from ladders.cluster.executor import run_dask, run_serial
-    from ladders.cluster.engines import cross_report
-    from ladders.cluster.session import Outcome, cluster_for, locked, record
-    from ladders.solver.checks.verify import verify_answer
+    from ladders.cluster.session import ClusterStart, Outcome, connect_checked, locked, record
     from ladders.solver.exact import bits_to_digits
-    from ladders.solver.games.race import seats_from_values
 
+    stages = {} if stages is None else stages
     with locked(store):
         work = EliminationWork(store)
         total = len(work.plan.tasks())
@@ -195,10 +258,19 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
             seconds = time.perf_counter() - t0
             ran = len(work.manifest.done) - before
         else:
-            with cluster_for(request.spec, store) as (client, workers, startup):
+            with contextlib.ExitStack() as stack:
+                if started is None:
+                    started = stack.enter_context(ClusterStart(request.spec))
+                client, workers, startup = connect_checked(started, store)
                 t0 += startup
+                checks = _Checks(problem)
+                checks.start()
                 interrupted = run_dask(client, work, 2 * workers + 1, should_stop, report)
-                seconds = time.perf_counter() - t0  # the cluster's shutdown is not the solve's
+                seconds = time.perf_counter() - t0
+                started.release()  # the cluster closes while this process verifies
+                if not interrupted:
+                    seats = _answer(store, problem, work)
+                    verified = _verify(problem, seats, stages, checks)
             ran = work.ran
             details["worker_seconds"] = {k: round(v, 3) for k, v in work.spent.items()}
         out = Outcome(problem, [], seconds, executor, interrupted=interrupted, details=details,
@@ -207,12 +279,22 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
         if interrupted:
             out.store_bytes = store.size_bytes()
             return out
-        values = stored_answer(store, problem.system, work.committed)
-        out.seats = seats_from_values(problem.system, problem.players, values)
-        out.verified = verify_answer(problem, out.seats,
-                                     cross=cross_report(problem, out.seats, "elimination"))
+        if executor == "serial":
+            seats = _answer(store, problem, work)
+            verified = _verify(problem, seats, stages)
+        out.seats, out.verified = seats, verified
+        stages.update(startup=startup, solve=seconds)
+        out.details["stages"] = {k: round(v, 3) for k, v in stages.items()}
         record(store, out, work.committed.elapsed)
         return out
+
+
+def _answer(store: RunStore, problem: Problem, work: EliminationWork) -> list[Any]:
+    """Every seat, from the last factored block of a finished run."""
+    from ladders.checkpoints.elimination import stored_answer
+    from ladders.solver.games.race import seats_from_values
+    values = stored_answer(store, problem.system, work.committed)
+    return seats_from_values(problem.system, problem.players, values)
 
 
 ENGINE = EliminationEngine()

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from ladders.solver.games.chain import AbsorbingChain, one_player_stats
+from ladders.solver.system import LinearSystem, pivot_order
 
 #: Measured digits per recurrent race state, in units of d1 / m (module docstring).
 FIT = 1.8
@@ -123,3 +126,57 @@ def modular_bytes(size: RaceSize, lu_nonzeros: int) -> int:
 def crt_seconds(size: RaceSize, factor_seconds: float, workers: int) -> float:
     """Estimated wall time of the crt engine on ``workers`` workers (one LU per prime)."""
     return size.primes * factor_seconds / workers
+
+
+def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str, Any]:
+    """What ``ladders plan`` reports: the race's size, each engine's cost, and a verdict.
+
+    Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
+    rows; the digits come from the measured fit above. Systems up to 20,000 unknowns are
+    factored once modulo a prime to measure the fill and the factorization time; bigger
+    ones get lower bounds (no fill assumed). The verdict names what can do the solve: one
+    machine (the modular engine), a cluster of so many workers (crt, within a day), or
+    nothing within a day on 1,024 workers.
+    """
+    size = race_size(chain, players)
+    lu_nnz, factor_s, measured = size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4, False
+    nonzeros = size.nonzeros
+    if size.unknowns <= 20_000:
+        from ladders.solver.engines.modular import Lifter
+        from ladders.solver.games.race import race_system
+        system = race_system(chain, players)
+        nonzeros = system.nnz
+        order = pivot_order(system, "labels")
+        # load the compiled kernels on a 1 x 1 system, so the timing below is the factorization
+        Lifter.factor(LinearSystem.from_rows([[(0, 1)]], [0], [(0,)], 0, "warm-up"), [0],
+                      random.Random(0))
+        t0 = time.perf_counter()
+        lifter = Lifter.factor(system, order, random.Random(1))
+        factor_s, lu_nnz, measured = time.perf_counter() - t0, lifter.lu.nnz, True
+    secs = modular_seconds(size, lu_nnz, factor_s)
+    mem = modular_bytes(size, lu_nnz)
+    crt = crt_seconds(size, factor_s, workers)
+    day, memory = 86_400.0, 20e9  # a day of wall time; what a 24 GiB machine can give
+    need = next((w for w in (16, 64, 256, 1024) if crt_seconds(size, factor_s, w) <= day), None)
+    if mem > memory:
+        verdict = (f"out of reach: the certificate alone needs {mem / 1e9:,.0f} GB "
+                   "on one machine")
+    elif not measured:
+        verdict = ("not decided: the fill of L + U (not measured for a system this size) "
+                   "multiplies the lower bounds above; see docs/frontier.md")
+    elif secs <= day:
+        verdict = "one machine: the modular engine"
+    elif need:
+        verdict = f"a cluster of {need} workers: the crt engine, within a day"
+    else:
+        verdict = "out of reach: more than a day even on 1,024 workers"
+    return {"players": players, "formulation": size.formulation, "states": size.states,
+            "recurrent_states": size.recurrent, "unknowns": size.unknowns, "nonzeros": nonzeros,
+            "nonzeros_exact": measured or size.nonzeros_exact, "digits_estimate": size.digits,
+            "lu_nonzeros": lu_nnz, "lu_measured": measured,
+            "factor_seconds": round(factor_s, 3),
+            "modular": {"steps": size.steps, "seconds": round(secs, 1), "bytes": mem,
+                        "lower_bound": not measured},
+            "crt": {"primes": size.primes, "workers": workers, "seconds": round(crt, 1),
+                    "lower_bound": not measured},
+            "verdict": verdict}

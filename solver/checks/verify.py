@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ladders.solver.checks.bounds import bounds_to_digits
+from ladders.solver.checks.bounds import Bounds, bounds_to_digits
 from ladders.solver.checks.residue_check import check_modular
 from ladders.solver.exact import bits_to_digits, fraction_to_decimal, mpq
 from ladders.solver.games.chain import AbsorbingChain
@@ -25,13 +25,14 @@ if TYPE_CHECKING:
 
 
 def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
-                         digits: int = 16) -> dict[str, object]:
-    """Compare exact seat probabilities with bounds that agree to ``digits`` decimals.
+                         digits: int = 16, bounds: Bounds | None = None) -> dict[str, object]:
+    """Compare exact seat probabilities with bounds that agree to ``digits`` decimals
+    (``bounds``: those bounds, computed beforehand, e.g. while an engine ran).
 
     Returns a JSON-ready report: the moves used, each seat's bracket and whether
     ``lower <= exact <= upper`` with matching truncated decimals held for every seat.
     """
-    bounds = bounds_to_digits(chain, players, digits)
+    bounds = bounds or bounds_to_digits(chain, players, digits)
     report = []
     passed = True
     for j, value in enumerate(seats):
@@ -48,15 +49,18 @@ def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
 
 def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int | None = None,
                   certificate: dict[str, Any] | None = None,
-                  cross: dict[str, Any] | None = None) -> dict[str, Any]:
+                  cross: dict[str, Any] | None = None, digits: int = 16,
+                  bounds: Bounds | None = None) -> dict[str, Any]:
     """Every check of a race answer that ran, and whether all passed.
 
     Tier 1 ``bounds`` always; tier 2 ``modular`` (independent solves of the race system
     modulo ``primes`` random 61-bit primes) when ``primes > 0``; tier 3 ``certificate``
     (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
-    (another engine's answer, see :func:`cross_check`) when given.
+    (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
+    ``digits`` decimals (``bounds``: computed beforehand).
     """
-    report: dict[str, Any] = {"bounds": check_against_bounds(problem.chain, problem.players, seats)}
+    report: dict[str, Any] = {"bounds": check_against_bounds(problem.chain, problem.players, seats,
+                                                             digits, bounds)}
     if primes > 0:
         targets = seats[:problem.system.columns]  # the seats the system solves for
         report["modular"] = check_modular(problem.system, targets, primes=primes, seed=seed)
