@@ -11,9 +11,44 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
+
+
+def check_output_path(path: str | Path) -> Path:
+    """The file a command will write, checked before any work is done.
+
+    A symlink is followed (its target is written, the link stays). A regular file or
+    nothing is replaced atomically by :func:`write_atomically`; a character device
+    (``/dev/null``, a terminal) is written through, never replaced; anything else (a
+    folder, a FIFO, a socket, a block device) and a folder that does not exist or
+    cannot be written are refused with ``ValueError`` naming the path.
+    """
+    path = Path(path)
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be written ({exc.strerror})") from None
+    if mode is not None and stat.S_ISCHR(mode):
+        if not os.access(target, os.W_OK):
+            raise ValueError(f"{path}: the device cannot be written (permission denied)")
+        return target
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a block device"
+                if stat.S_ISBLK(mode) else "not a regular file")
+        raise ValueError(f"{path}: is {kind}; give the path of a regular file to write")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"{path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: the folder {folder} cannot be written (permission denied)")
+    return target
 
 
 def write_atomically(path: str | Path, payload: bytes, exclusive: bool = False) -> None:
@@ -21,9 +56,15 @@ def write_atomically(path: str | Path, payload: bytes, exclusive: bool = False) 
 
     ``exclusive``: fail with ``FileExistsError`` if ``path`` exists (a hard link is
     atomic and never replaces). The file gets the usual permissions (``0666 & ~umask``),
-    not the private ones of a temporary file.
+    not the private ones of a temporary file. Only a regular file (or nothing) is
+    replaced: a symlink's target is written, a character device is written through,
+    and other special files are refused (see :func:`check_output_path`).
     """
-    path = Path(path)
+    path = check_output_path(path)
+    if path.exists() and stat.S_ISCHR(path.stat().st_mode):
+        with open(path, "wb") as fh:
+            fh.write(payload)
+        return
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:

@@ -549,9 +549,6 @@ def save_figure(fig: Figure, path: str | Path, dpi: int = 100,
         width, height = png_size(data)
     else:
         width, height = (round(float(x) * 72, 1) for x in fig.get_size_inches())
-    directory = path.parent
-    if not directory.is_dir():
-        raise ValueError(f"{path}: the folder {directory} does not exist")
-    write_atomically(path, data)
+    write_atomically(path, data)  # checks the path (see checkpoints/files.py)
     return {"output": str(path), "format": fmt, "bytes": len(data), "width": width,
             "height": height}

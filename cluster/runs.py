@@ -43,7 +43,7 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
     """A stored run and the problem it solves, rebuilt and checked against its digest."""
     store = RunStore.open(path)
     problem = Problem.from_json(store.run["problem"])
-    if problem.system.digest() != store.run.get("system_digest"):
+    if get_engine(store.engine).digest(problem) != store.run.get("system_digest"):
         raise StoreError(f"{store.root}: the stored problem no longer builds the system it was "
                          "solving (different ladders version?); start a new run")
     return store, problem
@@ -83,7 +83,7 @@ def status(path: str) -> dict[str, Any]:
     else:
         state = "interrupted" if done < total or not total else "finished, not verified"
     return {"store": str(store.root), "state": state, "engine": store.engine,
-            "problem": store.run["problem"], "unknowns": store.run["unknowns"], **figures,
+            "problem": store.run["problem"], "unknowns": store.run.get("unknowns", 0), **figures,
             "digits_so_far": bits_to_digits(manifest.max_bits),
             "elapsed_seconds": round(manifest.elapsed, 2), "manifest": manifest.seq,
             "store_bytes": store.size_bytes(), "lock": lock, "result": complete}

@@ -68,11 +68,15 @@ def versions() -> dict[str, str]:
 
 
 def run_json(problem: Problem, engine: str, executor: str, **extra: Any) -> dict[str, Any]:
-    """run.json of a new store: what is solved, how, and with which versions."""
-    system = problem.system
-    return {"problem": problem.to_json(), "engine": engine, "executor": executor,
-            "system_digest": system.digest(), "unknowns": system.size, "nonzeros": system.nnz,
-            "versions": versions(), **extra}
+    """run.json of a new store: what is solved, how, and with which versions. The race
+    system's digest and size unless ``extra`` gives a ``system_digest`` of its own (an
+    engine that never builds the system)."""
+    out = {"problem": problem.to_json(), "engine": engine, "executor": executor,
+           "versions": versions()}
+    if "system_digest" not in extra:
+        system = problem.system
+        out.update(system_digest=system.digest(), unknowns=system.size, nonzeros=system.nnz)
+    return {**out, **extra}
 
 
 def pick_executor(problem: Problem, request_executor: str, spec: ClusterSpec,

@@ -99,6 +99,8 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
         fmt = plots.picture_format(output)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    from ladders.checkpoints.files import check_output_path
+    check_output_path(output)  # before drawing, not after
     if palette and fmt != "png":
         raise click.UsageError("--palette is for .png pictures")
     t0 = time.perf_counter()

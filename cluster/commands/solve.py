@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ladders.checkpoints.files import write_atomically
+from ladders.checkpoints.files import check_output_path, write_atomically
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit, interruptible,
                                        json_option, make_spec, open_board, players_option, short,
                                        task_bar)
@@ -81,21 +81,21 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
                            batch_primes=batch_primes)
     if table_path and players != 2:
         raise click.UsageError("--table is for two players")
+    if table_path:
+        check_output_path(table_path)  # before the work, not after it
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
     try:
         check_request(driver, problem, request)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(f"solving {problem.system.description}: {problem.system.size:,} unknowns, "
-               f"{problem.system.nnz:,} nonzeros ({driver.name} engine)", err=True)
+    click.echo(f"solving {driver.describe(problem)} ({driver.name} engine)", err=True)
     with interruptible() as stop, task_bar(driver.unit) as bar:
         outcome = run_solve(problem, driver.name, request, progress=bar, should_stop=stop)
-    code = report_outcome(outcome, as_json, exact)
-    if table_path and outcome.table is not None:
-        _write_table(Path(table_path), outcome.table)
+    if table_path and outcome.table is not None and outcome.verified.get("passed"):
+        _write_table(Path(table_path), outcome.table)  # before the report: its success is final
         click.echo(f"table: {len(outcome.table):,} values of P(a,b) written to {table_path}", err=True)
-    return code
+    return report_outcome(outcome, as_json, exact)
 
 
 solve.epilog = EPILOG_BOARD

@@ -81,6 +81,15 @@ class Engine:
         """Lower is preferred when the user names no engine; None: not for this problem."""
         return None
 
+    def describe(self, problem: Problem) -> str:
+        """What this engine will solve, in one phrase (printed before it starts)."""
+        system = problem.system
+        return f"{system.description}: {system.size:,} unknowns, {system.nnz:,} nonzeros"
+
+    def digest(self, problem: Problem) -> str:
+        """What a store records to refuse resuming another problem (run.json)."""
+        return problem.system.digest()
+
     def check(self, problem: Problem, request: SolveRequest) -> None:
         """Refuse what this engine cannot do for ``problem`` (``ValueError``), beyond the
         options it does not take at all (see :func:`check_request`)."""

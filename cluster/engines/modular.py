@@ -11,9 +11,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ladders.cluster.engines import Engine, SolveRequest
+
+if TYPE_CHECKING:
+    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.cluster.session import Outcome
+    from ladders.solver.exact import mpq
+    from ladders.solver.problem import Problem
 
 #: Seconds between two saved lifting states of a modular solve with a store.
 SAVE_EVERY = 10.0
@@ -27,17 +33,17 @@ class ModularEngine(Engine):
     unit = ("lifting steps", "step")
     cross = "elimination"
 
-    def preference(self, problem: Any) -> float | None:
+    def preference(self, problem: Problem) -> float | None:
         return 1.0
 
-    def check(self, problem: Any, request: SolveRequest) -> None:
+    def check(self, problem: Problem, request: SolveRequest) -> None:
         if request.table and problem.players != 2:
             raise ValueError("the full table P(a, b) is for two players")
         if request.save_every is not None and not request.checkpoint:
             raise ValueError("--save-every is for --engine modular with --checkpoint")
 
-    def solve(self, problem: Any, request: SolveRequest, progress: Any,
-              should_stop: Callable[[], bool]) -> Any:
+    def solve(self, problem: Problem, request: SolveRequest, progress: Any,
+              should_stop: Callable[[], bool]) -> Outcome:
         from ladders.cluster.session import run_json
         store = None
         seed = request.seed
@@ -49,11 +55,11 @@ class ModularEngine(Engine):
                                                                  seed=seed, save_every=every))
         return _lift(problem, store, request.table, seed, progress, should_stop)
 
-    def resume(self, store: Any, problem: Any, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Any:
+    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
+               should_stop: Callable[[], bool]) -> Outcome:
         return _lift(problem, store, False, store.run.get("seed"), progress, should_stop)
 
-    def status(self, store: Any, manifest: Any) -> dict[str, Any]:
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         from ladders.solver.exact import bits_to_digits
         done = int(store.completed() is not None)
         column = manifest.extra.get("column", 0)
@@ -65,14 +71,14 @@ class ModularEngine(Engine):
                 f"right-hand side {column + 1}: {steps:,} lifting steps ({certified} certified)",
                 "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
 
-    def seats_in_memory(self, problem: Any) -> list[Any]:
+    def seats_in_memory(self, problem: Problem) -> list[mpq]:
         from ladders.solver.engines.modular import solve_dixon
         from ladders.solver.games.race import seats_from_values
         return seats_from_values(problem.system, problem.players, solve_dixon(problem.system).values)
 
 
-def _lift(problem: Any, store: Any, table: bool, seed: int | None, progress: Any,
-          should_stop: Callable[[], bool]) -> Any:
+def _lift(problem: Problem, store: RunStore | None, table: bool, seed: int | None, progress: Any,
+          should_stop: Callable[[], bool]) -> Outcome:
     """Lift in this process; with a ``store`` save the state as it goes and record the
     verified answer."""
     import contextlib
