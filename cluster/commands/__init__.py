@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import click
@@ -99,16 +100,29 @@ class interruptible:
 
 
 class task_bar:
-    """tqdm bar on stderr: work done (an engine's ``unit``: description and unit), elapsed,
-    estimate, digits so far."""
+    """Progress on stderr: work done (an engine's ``unit``: description and unit),
+    elapsed, estimate, digits so far. On a terminal a tqdm bar; off a terminal (a log
+    file, a pipe) one plain line every ``LOG_EVERY`` seconds and one at the end, never
+    carriage-return updates (clig.dev's advice)."""
+
+    #: Seconds between two progress lines off a terminal.
+    LOG_EVERY = 30.0
 
     def __init__(self, unit: tuple[str, str] = ("tasks", "task")) -> None:
         self.desc, self.unit = unit
 
     def __enter__(self) -> Any:
-        self.bar = None
+        self.bar: Any = None
+        self.last: tuple[int, int, int] | None = None
+        self.t0 = self.logged = time.monotonic()
+        terminal = sys.stderr.isatty()
 
         def step(done: int, total: int, digits: int) -> None:
+            self.last = (done, total, digits)
+            if not terminal:
+                if time.monotonic() - self.logged >= self.LOG_EVERY:
+                    self._line()
+                return
             if self.bar is None:
                 from tqdm import tqdm
                 self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
@@ -118,6 +132,16 @@ class task_bar:
             self.bar.update(done - self.bar.n)
         return step
 
+    def _line(self) -> None:
+        assert self.last is not None
+        done, total, digits = self.last
+        of = f"/{total:,}" if total else ""
+        more = f", {digits:,} digits" if digits else ""
+        click.echo(f"{self.desc}: {done:,}{of}{more}, {time.monotonic() - self.t0:,.0f} s", err=True)
+        self.logged = time.monotonic()
+
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.close()
+        elif self.last is not None and self.logged > self.t0:
+            self._line()  # the final count, after the periodic lines

@@ -43,7 +43,7 @@ class _PlotSetupError(click.ClickException):
 @click.option("--games", "-n", type=click.IntRange(min=2), default=None,
               help="lengths: also simulate N games, bars beside the exact ones; "
               "convergence: N simulated races [default: 100000].")
-@click.option("--seed", type=int, default=None, help="Random seed of --games [default: 1960].")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Random seed of --games [default: 1960].")
 @click.option("--players", "-k", type=click.IntRange(2, 6), default=None,
               help="convergence: number of players (seats) [default: 2].")
 @click.option("--a", "coins_a", type=click.IntRange(min=0), default=None,

@@ -16,7 +16,7 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @players_option(default=1)
 @click.option("--games", "-n", type=click.IntRange(min=2), required=True,
               help="Number of simulated games (races when --players > 1).")
-@click.option("--seed", type=int, default=1960, show_default=True, help="Random seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=1960, show_default=True, help="Random seed.")
 @click.option("--convergence", is_flag=True,
               help="Also print the error against N beside the exact value (N^-1/2 law).")
 @json_option

@@ -25,7 +25,7 @@ from ladders.cluster.engines import engine_names
 @click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
               show_default=True, help="elimination and crt: where the tasks run; auto = in "
               "memory for small problems, else a Dask cluster.")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=click.IntRange(min=0), default=None,
               help="modular and crt: seed of the random primes (default: fresh ones).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
               help="Run store folder (Zarr): the solve survives interruption, see 'ladders resume'.")

@@ -28,6 +28,30 @@ from pathlib import Path
 
 RULES = ("stay", "bounce", "pass")
 
+#: Limits on what a board may ask for, so that an absurd file or option is refused at
+#: once instead of running for hours: squares from start to end, faces of the die, and
+#: the size of a board file. The exact two-player solve of a board of 10,000 squares
+#: already needs 10^8 unknowns; one-player answers stay quick up to these limits.
+MAX_SQUARES = 100_000
+MAX_DIE = 1_000
+MAX_FILE_BYTES = 1_000_000
+#: How much of a bad line an error message quotes.
+EXCERPT = 60
+
+
+def excerpt(text: str, keep: int = EXCERPT, quote: bool = True) -> str:
+    """``text`` for an error message: printable, at most ``keep`` characters, quoted
+    (``quote``) or as it is (a ``repr`` already)."""
+    shown = clean_text(text)
+    shown = shown if len(shown) <= keep else shown[:keep] + "..."
+    return repr(shown) if quote else shown
+
+
+def clean_text(text: str) -> str:
+    """``text`` with control characters replaced by ``?``, so that a board's name or a
+    line quoted from a file cannot drive the terminal."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
 _COMMON_LADDERS = ((1, 38), (4, 14), (9, 31), (21, 42), (28, 84), (51, 67), (71, 91), (80, 100))
 _HASBRO_CHUTES = ((16, 6), (48, 26), (49, 11), (56, 53), (62, 19), (64, 60), (87, 24),
                   (93, 73), (95, 75), (98, 78))
@@ -140,9 +164,16 @@ def make_board(name: str, start: int, end: int, die: int, rule: str,
                    f"use one of {', '.join(RULES)}")
     if die < 1:
         raise fail(f"die size {die} is less than 1", lines.get("die"), "a die needs at least one face")
+    if die > MAX_DIE:
+        raise fail(f"die size {die} is more than {MAX_DIE:,} faces", lines.get("die"),
+                   f"use a die of at most {MAX_DIE:,} faces")
     if end <= start:
         raise fail(f"end square {end} is not after start square {start}", lines.get("end"),
                    "the end must be larger than the start")
+    if end - start > MAX_SQUARES:
+        raise fail(f"{end - start:,} squares from start {start} to end {end} is more than "
+                   f"{MAX_SQUARES:,}", lines.get("end"),
+                   f"use a board of at most {MAX_SQUARES:,} squares")
     seen: dict[int, int | None] = {}
     for (a, b), line in zip(jumps, jump_lines):
         if not (start <= a <= end and start <= b <= end):
@@ -164,7 +195,7 @@ def make_board(name: str, start: int, end: int, die: int, rule: str,
         if b in starts:
             raise fail(f"chained jumps: {a} -> {b} ends where another jump starts", line,
                        "a jump must end on a square that starts no jump")
-    board = Board(name=name, start=start, end=end, die=die, rule=rule,
+    board = Board(name=clean_text(name), start=start, end=end, die=die, rule=rule,
                   jumps=tuple(sorted((int(a), int(b)) for a, b in jumps)))
     check_finishes(board, where_src)
     return board
@@ -233,22 +264,42 @@ def with_overrides(board: Board, rule: str | None = None, die: int | None = None
 
 
 def load_board(spec: str) -> Board:
-    """A preset name, a plain-text board file or a ``.toml`` board file."""
-    if spec in _PRESETS:
-        return preset_board(spec)
+    """A preset name, a plain-text board file or a ``.toml`` board file.
+
+    A name that is both a preset and a file here is refused as ambiguous (``./NAME``
+    names the file). Files of more than :data:`MAX_FILE_BYTES` are refused unread; a
+    UTF-8 byte-order mark (as Notepad writes) is allowed.
+    """
     path = Path(spec)
+    if spec in _PRESETS:
+        if path.is_file():
+            raise BoardError(f"{spec}: is both a preset and a file here; write ./{spec} for "
+                             "the file, or rename it")
+        return preset_board(spec)
     if not path.exists():
-        raise BoardError(f"{spec}: no such preset or board file; presets are "
+        raise BoardError(f"{excerpt(spec)}: no such preset or board file; presets are "
                          f"{', '.join(_PRESETS)} (see 'ladders boards')")
     if path.is_dir():
         raise BoardError(f"{spec}: is a folder, not a board file")
     try:
-        text = path.read_text(encoding="utf-8")
+        if not path.is_file():
+            raise BoardError(f"{spec}: is not a regular file; give a board file")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise BoardError(f"{spec}: {size:,} bytes is more than a board file may hold "
+                             f"({MAX_FILE_BYTES:,}); a board of {MAX_SQUARES:,} squares fits")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BoardError(f"{spec}: cannot read the board file ({exc})") from exc
     if path.suffix.lower() == ".toml":
         return parse_toml_board(text, str(path))
     return parse_text_board(text, str(path))
+
+
+#: Digits of a board file's integer (no sign-less underscores, no exponents): more
+#: would exceed every limit above.
+_DIGITS = 18
+_INTEGER = re.compile(rf"[+-]?[0-9]{{1,{_DIGITS}}}")
 
 
 def parse_text_board(text: str, source: str) -> Board:
@@ -265,22 +316,23 @@ def parse_text_board(text: str, source: str) -> Board:
         if not line:
             continue
         tokens = line.split()
-        try:
-            values = [int(t) for t in tokens]
-        except ValueError:
-            bad = next(t for t in tokens if not re.fullmatch(r"[+-]?\d+", t))
-            raise BoardError(f"{source}:{number}: {bad!r} is not an integer; "
-                             "every token of a board file is a whole number") from None
+        bad = next((t for t in tokens if not _INTEGER.fullmatch(t)), None)
+        if bad is not None:
+            what = ("is not an integer" if not re.fullmatch(r"[+-]?[0-9]+", bad)
+                    else f"has more than {_DIGITS} digits")
+            raise BoardError(f"{source}:{number}: {excerpt(bad)} {what}; "
+                             "every token of a board file is a whole number")
+        values = [int(t) for t in tokens]
         if len(header) < 3:
             if len(values) != 1:
                 field = ("start", "end", "die size")[len(header)]
                 raise BoardError(f"{source}:{number}: expected one integer (the {field}), "
-                                 f"found {len(values)}: {line!r}")
+                                 f"found {len(values)}: {excerpt(line)}")
             header.append((values[0], number))
         else:
             if len(values) != 2:
                 raise BoardError(f"{source}:{number}: a jump is two integers 'from to', "
-                                 f"found {len(values)}: {line!r}")
+                                 f"found {len(values)}: {excerpt(line)}")
             jumps.append((values[0], values[1]))
             jump_lines.append(number)
     if len(header) < 3:
@@ -311,8 +363,10 @@ def parse_toml_board(text: str, source: str) -> Board:
 
     unknown = sorted(set(data) - {"name", "start", "end", "die", "rule", "jumps"})
     if unknown:
-        at = line_of(r"^\s*" + re.escape(unknown[0]) + r"\s*=")
-        raise BoardError(f"{source}:{at}: unknown field {unknown[0]!r}; "
+        key = re.escape(unknown[0])
+        at = line_of(r"^\s*" + key + r"\s*=") or line_of(r"^\s*\[+\s*" + key + r"\s*[\].]")
+        where = f"{source}:{at}" if at else source
+        raise BoardError(f"{where}: unknown field {excerpt(unknown[0])}; "
                          "fields are name, start, end, die, rule, jumps")
     fields: dict[str, int] = {}
     lines: dict[str, int] = {}
@@ -322,7 +376,7 @@ def parse_toml_board(text: str, source: str) -> Board:
         if value is None:
             raise BoardError(f"{source}: missing field {key!r}; add e.g. 'end = 100'")
         if not isinstance(value, int) or isinstance(value, bool):
-            raise BoardError(f"{source}:{lines[key]}: {key} = {value!r} is not an integer")
+            raise BoardError(f"{source}:{lines[key]}: {key} = {excerpt(repr(value), quote=False)} is not an integer")
         fields[key] = value
     rule = data.get("rule", "stay")
     lines["rule"] = line_of(r"^\s*rule\s*=") or 0
@@ -339,7 +393,7 @@ def parse_toml_board(text: str, source: str) -> Board:
         ok = (isinstance(pair, list) and len(pair) == 2
               and all(isinstance(v, int) and not isinstance(v, bool) for v in pair))
         if not ok:
-            raise BoardError(f"{source}:{jumps_at}: jumps[{i}] = {pair!r} is "
+            raise BoardError(f"{source}:{jumps_at}: jumps[{i}] = {excerpt(repr(pair), quote=False)} is "
                              "not a pair of integers [from, to]")
         jumps.append((pair[0], pair[1]))
         jump_lines.append(line_of(rf"\[\s*{pair[0]}\s*,\s*{pair[1]}\s*\]"))
