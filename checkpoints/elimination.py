@@ -54,11 +54,15 @@ def plan_of(store: RunStore) -> EliminationPlan:
     """The store's plan, read once per process and checked against the run's token."""
     if "plan" not in store.memo:
         data = store.read_json("plan.json")
-        plan = EliminationPlan(order=tuple(data["order"]),
-                               blocks=tuple(tuple(b) for b in data["blocks"]),
-                               touches=tuple(tuple(t) for t in data["touches"]),
-                               system_digest=data["system_digest"], updates=data["updates"],
-                               fill=data["fill"])
+        try:
+            plan = EliminationPlan(order=tuple(data["order"]),
+                                   blocks=tuple(tuple(b) for b in data["blocks"]),
+                                   touches=tuple(tuple(t) for t in data["touches"]),
+                                   system_digest=data["system_digest"], updates=data["updates"],
+                                   fill=data["fill"])
+        except (KeyError, TypeError) as exc:
+            raise StoreError(f"{store.root}/plan.json: not a plan of this store format "
+                             f"({type(exc).__name__}: {exc})") from exc
         if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
             raise StoreError(f"{store.root}: plan.json does not match the run's plan token "
                              "(the store was changed by hand?)")

@@ -38,6 +38,8 @@ from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 
 #: Layout version of a store; 2: row segments are one Zarr array (see segments.py).
 FORMAT = 2
+#: Seconds after which an empty or unreadable LOCK is known to be left over.
+LOCK_GRACE = 10.0
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
 
@@ -120,16 +122,29 @@ class RunStore:
         if (root / "run.json").exists():
             raise StoreError(f"{root} already holds a run: use 'ladders resume {root}' or "
                              "choose another --checkpoint folder")
+        if root.exists() and not root.is_dir():
+            raise StoreError(f"{root} is a file; --checkpoint needs a folder")
         if root.exists() and any(root.iterdir()):
             raise StoreError(f"{root} is not empty and holds no run; choose an empty or new folder")
-        (root / "manifest").mkdir(parents=True, exist_ok=True)
-        for name, data in (files or {}).items():
-            write_json_atomically(root / name, data, exclusive=True)
-        groups = segments(root) if segments is not None else {}
-        write_json_atomically(root / "run.json", {**run, "format": FORMAT, "created": time.time()},
-                              exclusive=True)
-        store = cls(root, json.loads((root / "run.json").read_text()))
-        store.commit(Manifest(seq=0, groups=groups, factored={}, done=set(), extra=extra or {}))
+        made = not root.exists()
+        try:
+            (root / "manifest").mkdir(parents=True, exist_ok=True)
+            for name, data in (files or {}).items():
+                write_json_atomically(root / name, data, exclusive=True)
+            groups = segments(root) if segments is not None else {}
+            write_json_atomically(root / "run.json", {**run, "format": FORMAT, "created": time.time()},
+                                  exclusive=True)
+            store = cls(root, json.loads((root / "run.json").read_text()))
+            store.commit(Manifest(seq=0, groups=groups, factored={}, done=set(), extra=extra or {}))
+        except BaseException:
+            # a store that was never complete holds nothing to resume (a full disk,
+            # Ctrl-C): leave the folder as it was, so the same command can run again
+            if made:
+                shutil.rmtree(root, ignore_errors=True)
+            else:
+                for child in root.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink(missing_ok=True)
+            raise
         return store
 
     @classmethod
@@ -143,6 +158,9 @@ class RunStore:
             run = json.loads((root / "run.json").read_text())
         except (OSError, ValueError) as exc:
             raise StoreError(f"{root}: run.json is unreadable ({exc})") from exc
+        if not isinstance(run, dict) or "problem" not in run \
+                or not isinstance(run.get("engine", ""), str):
+            raise StoreError(f"{root}/run.json: not a run of this store format (no problem)")
         if run.get("format") != FORMAT:
             raise StoreError(f"{root}: store format {run.get('format')} was written by another "
                              f"ladders version (this one reads format {FORMAT}); finish it with "
@@ -161,10 +179,21 @@ class RunStore:
         """The newest committed manifest."""
         try:
             seq = int((self.root / "manifest" / "CURRENT").read_text().strip())
-            data = json.loads((self.root / "manifest" / f"{seq:06d}.json").read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{self.root}: no readable committed manifest ({exc})") from exc
-        return Manifest.from_json(data)
+            raise StoreError(f"{self.root}: no readable manifest/CURRENT ({exc}); the store "
+                             "cannot be resumed: start a new run") from exc
+        return self._read_manifest(seq)
+
+    def _read_manifest(self, seq: int) -> Manifest:
+        """Manifest ``seq``, its shape checked (``StoreError`` naming the file)."""
+        path = self.root / "manifest" / f"{seq:06d}.json"
+        try:
+            return Manifest.from_json(json.loads(path.read_text()))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{path}: unreadable ({exc})") from exc
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(f"{path}: not a manifest of this store format "
+                             f"({type(exc).__name__}: {exc})") from exc
 
     def commit(self, manifest: Manifest) -> None:
         """Commit ``manifest`` as the new truth: numbered file (exclusive), then CURRENT."""
@@ -249,56 +278,102 @@ class RunStore:
 
     # ---------------------------------------------------------------- lock / complete
     def acquire_lock(self) -> None:
-        """Take the store's LOCK or explain who holds it. A lock left by a dead driver on
-        this host (kill -9, power loss of the process) is taken over."""
+        """Take the store's LOCK or explain who holds it and the way out.
+
+        A lock left by a dead driver on this host (kill -9, power loss of the process)
+        is taken over, and so is an empty or unreadable one older than
+        :data:`LOCK_GRACE` seconds (a driver writes its pid within microseconds of
+        creating the file). A lock held from another host cannot be checked from here:
+        the message says which file to delete once that solve is known to be gone.
+        """
         lock = self.root / "LOCK"
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
         for _ in range(2):
             try:
                 fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                try:
-                    holder = json.loads(lock.read_text())
-                except (OSError, ValueError):
-                    holder = {}
-                if holder.get("host") == me["host"] and not pid_alive(int(holder.get("pid", 0))):
+                holder = self.locked_by()
+                if holder is None:
+                    try:
+                        age = time.time() - lock.stat().st_mtime
+                    except FileNotFoundError:
+                        continue
+                    if age > LOCK_GRACE:
+                        lock.unlink(missing_ok=True)  # garbage, and no driver is writing it
+                        continue
+                    raise StoreError(f"{self.root} is being locked by another solve right now; "
+                                     "try again in a few seconds") from None
+                if holder["host"] == me["host"] and not pid_alive(holder["pid"]):
                     lock.unlink(missing_ok=True)  # stale: its driver is gone
                     continue
-                raise StoreError(f"{self.root} is locked by a running solve (pid {holder.get('pid')} "
-                                 f"on {holder.get('host')}); wait for it or stop it first") from None
+                where = "this host" if holder["host"] == me["host"] else f"host {holder['host']}"
+                raise StoreError(f"{self.root} is locked by a running solve (pid {holder['pid']} on "
+                                 f"{where}); wait for it or stop it first; if it is gone, delete "
+                                 f"{lock}") from None
             with os.fdopen(fd, "w") as fh:
                 json.dump(me, fh)
-            self._drop_uncommitted_manifests()
+            self._roll_forward()
             return
-        raise StoreError(f"{self.root}: could not take the LOCK")
+        raise StoreError(f"{self.root}: could not take the LOCK; if no solve is running, delete {lock}")
 
-    def _drop_uncommitted_manifests(self) -> None:
-        """Numbered manifests beyond CURRENT: a driver killed between writing one and
-        moving CURRENT left it. CURRENT is the truth, so they never counted; deleting
-        them (under the LOCK) lets the next commit take their number."""
+    def _roll_forward(self) -> None:
+        """Make CURRENT name the newest complete manifest.
+
+        A driver killed between writing manifest N+1 and moving CURRENT left N+1
+        complete (it is written whole, after every segment it lists): it is adopted, not
+        deleted, so that nothing a committed manifest may still need is ever lost (a
+        CURRENT set back by hand rolls forward the same way). A numbered file that does
+        not parse is moved aside as ``NNNNNN.json.bad``, so the next commit can take its
+        number.
+        """
+        folder = self.root / "manifest"
         try:
-            seq = int((self.root / "manifest" / "CURRENT").read_text().strip())
+            seq = int((folder / "CURRENT").read_text().strip())
         except (OSError, ValueError):
             return
-        for path in (self.root / "manifest").glob("[0-9]*.json"):
-            if path.stem.isdigit() and int(path.stem) > seq:
-                path.unlink(missing_ok=True)
+        newest = seq
+        for path in sorted(folder.glob("[0-9]*.json"), key=lambda p: p.stem):
+            if not path.stem.isdigit() or int(path.stem) <= seq:
+                continue
+            try:
+                self._read_manifest(int(path.stem))
+            except StoreError:
+                path.replace(path.with_name(path.name + ".bad"))
+                continue
+            newest = max(newest, int(path.stem))
+        if newest != seq:
+            write_json_atomically(folder / "CURRENT", newest)
 
     def release_lock(self) -> None:
         (self.root / "LOCK").unlink(missing_ok=True)
 
     def locked_by(self) -> dict[str, Any] | None:
+        """Who holds the LOCK (``pid``, ``host``, ``since``), or None when there is no
+        readable lock of the right shape."""
         try:
-            return json.loads((self.root / "LOCK").read_text())
+            holder = json.loads((self.root / "LOCK").read_text())
         except (OSError, ValueError):
             return None
+        ok = (isinstance(holder, dict) and isinstance(holder.get("pid"), int)
+              and isinstance(holder.get("host"), str))
+        return holder if ok else None
 
     def mark_complete(self, result: dict[str, Any]) -> None:
         write_json_atomically(self.root / "COMPLETE.json", result)
 
     def completed(self) -> dict[str, Any] | None:
+        """COMPLETE.json (the verified answer), or None while the run is not complete."""
         path = self.root / "COMPLETE.json"
-        return json.loads(path.read_text()) if path.exists() else None
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{path}: unreadable ({exc})") from exc
+        if not (isinstance(data, dict) and isinstance(data.get("seats"), list)
+                and all(isinstance(s, str) for s in data["seats"])):
+            raise StoreError(f"{path}: not a COMPLETE.json of this store format (no list of seats)")
+        return data
 
 
 def pid_alive(pid: int) -> bool:

@@ -42,7 +42,11 @@ def solve(problem: Problem, engine: str | None = None, request: SolveRequest | N
 def open_run(path: str) -> tuple[RunStore, Problem]:
     """A stored run and the problem it solves, rebuilt and checked against its digest."""
     store = RunStore.open(path)
-    problem = Problem.from_json(store.run["problem"])
+    try:
+        problem = Problem.from_json(store.run["problem"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{store.root}/run.json: its problem cannot be rebuilt "
+                         f"({type(exc).__name__}: {exc})") from None
     if get_engine(store.engine).digest(problem) != store.run.get("system_digest"):
         raise StoreError(f"{store.root}: the stored problem no longer builds the system it was "
                          "solving (different ladders version?); start a new run")

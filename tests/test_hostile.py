@@ -1,0 +1,183 @@
+"""Hostile and careless input through the real CLI (subprocess): every failure is one
+line on stderr with exit code 2, nothing hangs, special files are never replaced, and
+a damaged store is refused with the way out or recovered without losing an answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ladders.checkpoints.store import RunStore
+
+LADDERS = [sys.executable, "-c", "from ladders.cluster.cli import main; main()"]
+
+
+def ladders(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the CLI; it must finish within ``timeout`` seconds."""
+    return subprocess.run([*LADDERS, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd)
+
+
+def refused(proc: subprocess.CompletedProcess, *words: str) -> str:
+    """Exit 2, one line on stderr that contains ``words``, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------- output paths
+def test_a_fifo_is_refused_before_the_work_and_left_alone(tmp_path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    refused(ladders("solve", "hasbro", "--table", str(fifo), "--json"), "FIFO")
+    assert time.monotonic() - t0 < 20  # refused before the solve, not after
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    refused(ladders("plot", "board", "tiny10", "-o", str(tmp_path / "x" / "b.png")), "does not exist")
+
+
+def test_a_character_device_is_written_through_not_replaced(tmp_path) -> None:
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # our own /dev/null
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    proc = ladders("solve", "tiny10", "--table", str(null))
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISCHR(null.stat().st_mode)
+
+
+def test_a_symlink_stays_a_symlink_and_its_target_is_written(tmp_path) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_text("old")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert ladders("solve", "tiny10", "--table", str(link)).returncode == 0
+    assert link.is_symlink()
+    assert json.loads(target.read_text().splitlines()[0])["exact"]
+
+
+# ---------------------------------------------------------------- absurd sizes
+@pytest.mark.parametrize("text, words", [
+    ("0\n100000000000000000000\n6\n", ["more than 18 digits"]),
+    ("0\n" + "9" * 5000 + "\n6\n", ["more than 18 digits"]),
+    ("0\n10000000\n6\n", ["more than 100,000"]),
+    ("0\n100\n10000000\n", ["more than 1,000 faces"]),
+    ("0\n10\n6\n" + "x" * 100_000 + "\n", ["not an integer"]),
+])
+def test_absurd_boards_are_refused_at_once(tmp_path, text: str, words: list[str]) -> None:
+    board = tmp_path / "b.txt"
+    board.write_text(text)
+    line = refused(ladders("show", str(board), timeout=20), *words)
+    assert len(line) < 400  # an excerpt, never the whole line
+
+
+def test_a_huge_board_file_is_refused_unread(tmp_path) -> None:
+    board = tmp_path / "big.txt"
+    board.write_text("0\n100\n6\n" + "5 50\n" * 2_000_000)
+    refused(ladders("show", str(board), timeout=20), "more than a board file may hold")
+    refused(ladders("show", "tiny10", "--die", "100000000", timeout=20), "1,000 faces")
+
+
+# ---------------------------------------------------------------- small things
+def test_small_things_people_hit(tmp_path) -> None:
+    bom = tmp_path / "notepad.txt"
+    bom.write_bytes(b"\xef\xbb\xbf0\n10\n6\n4 7\n")
+    assert ladders("show", str(bom)).returncode == 0
+    under = tmp_path / "under.txt"
+    under.write_text("0\n1_0\n6\n")
+    refused(ladders("show", str(under)), ":2:", "'1_0'")
+    nested = tmp_path / "nested.toml"
+    nested.write_text("end = 10\n\n[extra]\nx = 1\n")
+    refused(ladders("show", str(nested)), "nested.toml:3:", "unknown field 'extra'")
+    refused(ladders("simulate", "tiny10", "-n", "10", "--seed", "-1"), "--seed")
+    (tmp_path / "tiny10").write_text("0\n12\n6\n")
+    refused(ladders("show", "tiny10", cwd=tmp_path), "both a preset and a file", "./tiny10")
+    assert "12" in ladders("show", "./tiny10", cwd=tmp_path).stdout
+    evil = tmp_path / "evil.toml"
+    evil.write_text('name = "a\\u001b[2Jb"\nend = 10\n')
+    proc = ladders("show", str(evil), "--json")
+    assert proc.returncode == 0 and "\x1b" not in proc.stdout and json.loads(proc.stdout)["name"] == "a?[2Jb"
+
+
+# ---------------------------------------------------------------- stores
+def solved_store(tmp_path: Path) -> Path:
+    store = tmp_path / "run"
+    proc = ladders("solve", "tiny10", "--engine", "crt", "--executor", "serial", "--batch-primes", "1",
+                   "--checkpoint", str(store), "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    return store
+
+
+def test_garbage_or_foreign_locks_have_a_way_out(tmp_path) -> None:
+    store = solved_store(tmp_path)
+    (store / "COMPLETE.json").unlink()
+    lock = store / "LOCK"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    assert ladders("resume", str(store)).returncode == 0  # an old garbage lock is taken over
+    (store / "COMPLETE.json").unlink()
+    lock.write_text(json.dumps({"pid": 1, "host": socket.gethostname() + "-elsewhere", "since": 0}))
+    refused(ladders("resume", str(store)), "locked", "elsewhere", f"delete {lock}")
+    lock.unlink()
+    assert ladders("resume", str(store)).returncode == 0
+
+
+@pytest.mark.parametrize("name, content", [
+    ("run.json", "[1, 2]"), ("manifest/CURRENT", "7"), ("COMPLETE.json", '{"seats": 3}'),
+])
+def test_store_files_of_the_wrong_shape_are_named(tmp_path, name: str, content: str) -> None:
+    store = solved_store(tmp_path)
+    (store / name).write_text(content)
+    # verify needs only run.json and COMPLETE.json of a finished crt run
+    for command in ("status", "verify") if name != "manifest/CURRENT" else ("status",):
+        proc = ladders(command, str(store))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "internal error" not in proc.stderr
+
+
+def test_a_manifest_of_the_wrong_shape_is_named(tmp_path) -> None:
+    store = solved_store(tmp_path)
+    current = int((store / "manifest" / "CURRENT").read_text())
+    (store / "manifest" / f"{current:06d}.json").write_text('{"seq": "x"}')
+    line = refused(ladders("status", str(store)), f"{current:06d}.json")
+    assert "manifest" in line
+
+
+def test_current_set_back_rolls_forward_and_loses_nothing(tmp_path) -> None:
+    store = tmp_path / "run"
+    args = ["solve", "tiny10", "--players", "3", "--engine", "crt", "--executor", "serial", "--batch-primes", "1",
+            "--checkpoint", str(store), "--seed", "5", "--json"]
+    first = json.loads(subprocess.run([*LADDERS, *args], capture_output=True, text=True,
+                                      check=True).stdout)
+    (store / "COMPLETE.json").unlink()
+    current = int((store / "manifest" / "CURRENT").read_text())
+    (store / "manifest" / "CURRENT").write_text(str(current - 1))
+    RunStore.open(store).acquire_lock()  # what resume does first
+    assert int((store / "manifest" / "CURRENT").read_text()) == current
+    (store / "LOCK").unlink()
+    proc = ladders("resume", str(store), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seats"] == first["seats"]
+
+
+def test_a_failed_create_leaves_no_half_store(tmp_path) -> None:
+    target = tmp_path / "file-not-folder"
+    target.write_text("x")
+    refused(ladders("solve", "tiny10", "--engine", "crt", "--checkpoint", str(target)), "is a file")
+    store = tmp_path / "run"
+    store.mkdir()
+    with pytest.raises(ZeroDivisionError):
+        RunStore.create(store, {"problem": {}}, segments=lambda root: {1 // 0: None})
+    assert list(store.iterdir()) == []  # as it was: the same command can run again
