@@ -53,11 +53,9 @@ def connect(spec: ClusterSpec) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if spec.remote:
+        address = spec.scheduler or scheduler_address(spec.scheduler_file or "")
         try:
-            if spec.scheduler_file:
-                client = Client(scheduler_file=spec.scheduler_file, timeout=spec.connect_timeout)
-            else:
-                client = Client(spec.scheduler, timeout=spec.connect_timeout)
+            client = Client(address, timeout=spec.connect_timeout)
         except (OSError, TimeoutError, ValueError) as exc:
             where = spec.scheduler or spec.scheduler_file
             raise ClusterError(f"cannot reach the Dask scheduler at {where} within "
@@ -77,6 +75,23 @@ def connect(spec: ClusterSpec) -> Iterator[Any]:
     finally:
         client.close()
         cluster.close()
+
+
+def scheduler_address(path: str) -> str:
+    """The address in a scheduler file (``dask scheduler --scheduler-file``), read once:
+    a missing or garbled file is an error now, not a wait for it to appear."""
+    import json
+    try:
+        data = json.loads(open(path, encoding="utf-8").read())
+    except FileNotFoundError:
+        raise ClusterError(f"{path}: no such scheduler file; start the scheduler with "
+                           f"'dask scheduler --scheduler-file {path}' first") from None
+    except (OSError, ValueError) as exc:
+        raise ClusterError(f"{path}: not a Dask scheduler file ({exc})") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise ClusterError(f"{path}: not a Dask scheduler file (no scheduler address in it)")
+    return address
 
 
 def check_workers(client: Any, root: str, timeout: float = 30.0) -> int:

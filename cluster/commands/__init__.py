@@ -70,17 +70,28 @@ def cluster_options(func: Any) -> Any:
 
 
 def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | None) -> Any:
-    from ladders.cluster.executor import ClusterSpec
+    """The cluster options as a ``ClusterSpec``; a scheduler file is read now, so that a
+    missing or garbled one is refused before any work."""
+    from ladders.cluster.executor import ClusterSpec, scheduler_address
     if scheduler and scheduler_file:
         raise click.UsageError("give --scheduler or --scheduler-file, not both")
     if workers and (scheduler or scheduler_file):
         raise click.UsageError("--workers sizes the local cluster; a remote cluster has its own workers")
+    if scheduler_file:
+        from ladders.cluster.errors import ClusterError
+        try:
+            scheduler_address(scheduler_file)
+        except ClusterError as exc:
+            raise click.UsageError(str(exc)) from None
     return ClusterSpec(scheduler=scheduler, scheduler_file=scheduler_file, workers=workers)
 
 
 class interruptible:
-    """SIGINT/SIGTERM set a flag that the driver polls; it then stops submitting, keeps
-    its committed manifest, and the command exits with ``EXIT_INTERRUPTED``."""
+    """The first Ctrl-C or SIGTERM sets a flag that the driver polls: it then stops
+    submitting, keeps its committed manifest, and the command exits with
+    ``EXIT_INTERRUPTED``. A second one ends the process at once (the signal's default
+    action, which works even inside a compiled kernel); a store it leaves is resumed
+    from its last commit."""
 
     def __enter__(self) -> Any:
         import signal
@@ -89,6 +100,9 @@ class interruptible:
 
         def handler(signum: int, frame: Any) -> None:
             self.flag = True
+            click.echo("ladders: stopping after the work in flight (again to stop at once)", err=True)
+            for sig in self.old:
+                signal.signal(sig, signal.SIG_DFL)
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, handler)
         return lambda: self.flag
