@@ -68,7 +68,7 @@ def connect(spec: ClusterSpec) -> Iterator[Any]:
         return
     workers = spec.workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)
     try:
         yield client

@@ -138,15 +138,30 @@ class ClusterStart:
             self._ready.set()
 
     def __enter__(self) -> ClusterStart:
+        import signal
+        self._sigint: Any = None
+        if not self.spec.remote and threading.current_thread() is threading.main_thread():
+            # Worker processes started while SIGINT is ignored keep ignoring it (an
+            # ignored signal survives exec, and Python then installs no handler), so a
+            # terminal's Ctrl-C reaches the driver alone: it stops cleanly instead of
+            # every worker printing a traceback. Restored once the workers are up.
+            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
         self._thread.start()
         return self
 
     def client(self) -> Any:
         """The connected client (the cluster's error, if it failed to start)."""
         self._ready.wait()
+        self._restore_sigint()
         if self._error is not None:
             raise self._error
         return self._client
+
+    def _restore_sigint(self) -> None:
+        import signal
+        if self._sigint is not None:
+            signal.signal(signal.SIGINT, self._sigint)
+            self._sigint = None
 
     def release(self) -> None:
         """Start closing the cluster in the background (the driver goes on verifying)."""
@@ -155,6 +170,7 @@ class ClusterStart:
     def __exit__(self, *exc: Any) -> None:
         self._done.set()
         self._thread.join()
+        self._restore_sigint()
 
 
 def connect_checked(started: ClusterStart, store: RunStore) -> tuple[Any, int, float]:
