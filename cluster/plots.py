@@ -39,7 +39,7 @@ from ladders.solver.checks.simulate import diagonal_estimate, estimate_errors, s
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-KINDS = ("board", "lengths", "diagonal", "convergence", "coins")
+KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
 FORMATS = ("png", "svg")
 MISSING_MATPLOTLIB = "matplotlib is not installed: pip install 'ladders[plot]'"
 
@@ -489,6 +489,44 @@ def plot_coins(game: CoinGame | None = None) -> Figure:
                  f"the pot holds the rest; outlined A{game.a}B{game.b} (pot {game.pot}): "
                  f"{fraction_to_decimal(e, 4)} cycles, A wins {float(ans.win_a[ans.start]):.4f}",
                  fontsize=10)
+    return fig
+
+
+def plot_seats(results: list[dict[str, Any]]) -> Figure:
+    """Each seat's exact win probability for 2, 3, 4... players, and the first mover's
+    edge (seat 1 minus the fair share 1/k), from ``ladders solve --output`` documents
+    (one per player count; each holds the seats' exact fractions and their boards)."""
+    from ladders.solver.exact import str_to_fraction
+    results = sorted(results, key=lambda r: r["players"])
+    fig = _new_figure(11, 5.2)
+    left, right = fig.subplots(1, 2, width_ratios=[2.2, 1])
+    colors = [BLUE, ORANGE, VERMILLION, SKY, GREY, "#009E73"]
+    width = 0.8 / max(r["players"] for r in results)
+    labels = []
+    for i, r in enumerate(results):
+        k = r["players"]
+        values = [float(str_to_fraction(s["exact"])) for s in r["seats"]]
+        for j, v in enumerate(values):
+            x = i + (j - (k - 1) / 2) * width
+            left.bar(x, v, width * 0.92, color=colors[j])
+            left.text(x, v, f"{v:.4f}", ha="center", va="bottom", fontsize=7, rotation=90)
+        left.hlines(1 / k, i - 0.45, i + 0.45, colors=GREY, linestyles=":", linewidth=1)
+        digits = r["seats"][0]["digits"]["denominator"]
+        labels.append(f"{k} players\n{r['board']['name']}\n{digits:,} digits")
+    left.set_xticks(range(len(results)), labels, fontsize=8)
+    left.set_ylabel("exact win probability (dotted: the fair share 1/k)")
+    from matplotlib.patches import Patch
+    most = max(r["players"] for r in results)
+    left.legend([Patch(color=colors[j]) for j in range(most)], [f"seat {j + 1}" for j in range(most)],
+                fontsize=8, ncol=2, loc="upper right")
+    left.set_title("Each seat's chance to win", fontsize=11)
+    edges = [float(str_to_fraction(r["seats"][0]["exact"])) - 1 / r["players"] for r in results]
+    right.bar(range(len(results)), [100 * e for e in edges], color=BLUE)
+    for i, e in enumerate(edges):
+        right.text(i, 100 * e, f"+{100 * e:.3f}%", ha="center", va="bottom", fontsize=8)
+    right.set_xticks(range(len(results)), [f"{r['players']} players" for r in results], fontsize=8)
+    right.set_ylabel("seat 1 minus 1/k (percentage points)")
+    right.set_title("The first mover's edge", fontsize=11)
     return fig
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
 from ladders.cluster.commands import EPILOG_BOARD, EXIT_BAD_INPUT, emit, json_option, open_board
 
 
-PLOT_KINDS = ("board", "lengths", "diagonal", "convergence", "coins")
+PLOT_KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
 
 # Which of the kind-specific options each KIND reads: any other one given is refused,
 # not silently ignored.
@@ -19,7 +20,10 @@ _PLOT_OPTIONS = {
     "diagonal": {"rule", "die", "throws"},
     "convergence": {"rule", "die", "throws", "games", "seed", "players"},
     "coins": {"coins_a", "coins_b", "pot"},
+    "seats": {"results"},
 }
+#: The kinds that draw no BOARD.
+_NO_BOARD = {"coins": "--a, --b, --pot", "seats": "--result"}
 
 
 class _PlotSetupError(click.ClickException):
@@ -52,6 +56,9 @@ class _PlotSetupError(click.ClickException):
               help="coins: B's starting coins [default: 4].")
 @click.option("--pot", type=click.IntRange(min=0), default=None,
               help="coins: coins in the pot at the start [default: 2].")
+@click.option("--result", "results", type=click.Path(dir_okay=False, exists=True), multiple=True,
+              help="seats: a file written by 'ladders solve --output' (give one per player "
+              "count).")
 @click.option("--dpi", type=click.IntRange(50, 600), default=100, show_default=True,
               help="Resolution of a PNG (dots per inch).")
 @click.option("--palette", is_flag=True,
@@ -59,8 +66,8 @@ class _PlotSetupError(click.ClickException):
 @json_option
 def plot(kind: str, board: str | None, output: str, rule: str | None, die: int | None,
          throws: int | None, games: int | None, seed: int | None, players: int | None,
-         coins_a: int | None, coins_b: int | None, pot: int | None, dpi: int, palette: bool,
-         as_json: bool) -> None:
+         coins_a: int | None, coins_b: int | None, pot: int | None, results: tuple[str, ...],
+         dpi: int, palette: bool, as_json: bool) -> None:
     """Draw a picture of the answers (needs matplotlib: pip install 'ladders[plot]').
 
     \b
@@ -69,6 +76,8 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
     diagonal     the diagonal squares of the first player's advantage (two players)
     convergence  Markov bounds against moves, Monte Carlo error against N (N^-1/2 line)
     coins        Another Game: expected cycles from every start (takes no BOARD)
+    seats        every seat's exact chance and the first mover's edge, from the files
+                 of 'ladders solve --output' (--result, one per player count; no BOARD)
 
     \b
     Examples:
@@ -76,18 +85,24 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
       ladders plot lengths hasbro --games 100000 -o lengths.svg
       ladders plot convergence hasbro --players 3 -o convergence.png
       ladders plot coins --a 4 --b 4 --pot 2 -o coins.png
+      ladders plot seats --result r2.json --result r3.json.gz -o seats.png
     """
     given = {name for name, value in (("rule", rule), ("die", die), ("throws", throws),
                                       ("games", games), ("seed", seed), ("players", players),
-                                      ("coins_a", coins_a), ("coins_b", coins_b), ("pot", pot))
+                                      ("coins_a", coins_a), ("coins_b", coins_b), ("pot", pot),
+                                      ("results", results or None))
              if value is not None}
     stray = sorted(given - _PLOT_OPTIONS[kind])
     if stray:
-        names = ", ".join("--" + {"coins_a": "a", "coins_b": "b"}.get(s, s) for s in stray)
+        names = ", ".join("--" + {"coins_a": "a", "coins_b": "b", "results": "result"}.get(s, s)
+                          for s in stray)
         raise click.UsageError(f"plot {kind} does not take {names}")
-    if kind == "coins" and board is not None:
-        raise click.UsageError("plot coins takes no BOARD (use --a, --b, --pot)")
-    if kind != "coins" and board is None:
+    if kind in _NO_BOARD and board is not None:
+        raise click.UsageError(f"plot {kind} takes no BOARD (use {_NO_BOARD[kind]})")
+    if kind == "seats" and not results:
+        raise click.UsageError("plot seats needs --result FILE (from 'ladders solve --output FILE'), "
+                               "one per player count")
+    if kind not in _NO_BOARD and board is None:
         raise click.UsageError(f"plot {kind} needs a BOARD, e.g. ladders plot {kind} hasbro "
                                f"-o {kind}.png")
     from ladders.cluster import plots
@@ -110,6 +125,8 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
         game = CoinGame(4 if coins_a is None else coins_a, 4 if coins_b is None else coins_b,
                         2 if pot is None else pot)
         fig = plots.plot_coins(game)
+    elif kind == "seats":
+        fig = plots.plot_seats([read_result(path) for path in results])
     else:
         b = open_board(board, rule, die)
         name = b.name
@@ -131,3 +148,21 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
 
 
 plot.epilog = EPILOG_BOARD
+
+
+def read_result(path: str) -> dict[str, Any]:
+    """A ``ladders solve --output`` document (gzip-compressed for ``.gz``), its shape
+    checked so that a wrong file is one line naming it."""
+    import gzip
+    import json
+    try:
+        raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+        data = json.loads(raw)
+        ok = (isinstance(data, dict) and isinstance(data.get("players"), int)
+              and isinstance(data.get("seats"), list) and len(data["seats"]) == data["players"]
+              and all("exact" in s for s in data["seats"]) and "name" in data.get("board", {}))
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise click.UsageError(f"{path}: not a file of 'ladders solve --output' ({exc})") from None
+    if not ok:
+        raise click.UsageError(f"{path}: not a file of 'ladders solve --output' (no seats)")
+    return data

@@ -43,13 +43,16 @@ from ladders.cluster.engines import engine_names
               help="crt: primes per task [default: 32, about 5 s of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
               help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
-              "modular and crt engines.")
+              "series, modular and crt engines.")
+@click.option("--output", "output_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write every seat's exact fraction as one JSON document (.gz to "
+              "compress): the board, the players, the seats, the digits, the checks.")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, block_size: int | None,
           order: str | None, exact: bool, save_every: float | None, batch_primes: int | None,
-          table_path: str | None, as_json: bool) -> int:
+          table_path: str | None, output_path: str | None, as_json: bool) -> int:
     """Exact win probability of every seat, certified and checked against the bounds.
 
     The race becomes a sparse integer system (two players: P(a,b), the published
@@ -81,8 +84,9 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
                            batch_primes=batch_primes)
     if table_path and players != 2:
         raise click.UsageError("--table is for two players")
-    if table_path:
-        check_output_path(table_path)  # before the work, not after it
+    for path in (table_path, output_path):
+        if path:
+            check_output_path(path)  # before the work, not after it
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
     try:
@@ -95,6 +99,9 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     if table_path and outcome.table is not None and outcome.verified.get("passed"):
         _write_table(Path(table_path), outcome.table)  # before the report: its success is final
         click.echo(f"table: {len(outcome.table):,} values of P(a,b) written to {table_path}", err=True)
+    if output_path and outcome.seats and outcome.verified.get("passed"):
+        write_outcome(Path(output_path), outcome)
+        click.echo(f"output: {players} seats' fractions written to {output_path}", err=True)
     return report_outcome(outcome, as_json, exact)
 
 
@@ -175,6 +182,22 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"store        COMPLETE.json holds the same fraction: {report['matches_complete_json']}")
     lines.append("verified" if report["passed"] else "VERIFICATION FAILED")
     return lines
+
+
+def write_outcome(path: Path, outcome: Any) -> None:
+    """Every seat's exact fraction as one JSON document, gzip-compressed for ``.gz``;
+    written atomically. ``ladders plot seats`` reads these files."""
+    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    from ladders.solver.games.board import board_to_json
+    data = {"board": board_to_json(outcome.problem.board), "players": outcome.problem.players,
+            "engine": outcome.engine, "seconds": round(outcome.seconds, 3),
+            "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50),
+                       "digits": digit_counts(p)} for j, p in enumerate(outcome.seats)],
+            "verified": outcome.verified}
+    payload = json.dumps(data).encode()
+    if path.suffix == ".gz":
+        payload = gzip.compress(payload, compresslevel=1, mtime=0)
+    write_atomically(path, payload)
 
 
 def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:
