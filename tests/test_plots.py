@@ -221,3 +221,23 @@ def test_plot_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "Example" in result.output and "--json" in result.output
     assert all(kind in result.output for kind in PLOT_KINDS)
+
+
+def test_seats_plot_reads_solve_outputs(tmp_path: Path) -> None:
+    files = []
+    for k in (2, 3):
+        path = tmp_path / f"r{k}.json{'.gz' if k == 3 else ''}"
+        solved = CliRunner().invoke(cli, ["solve", "tiny10", "-k", str(k), "--output", str(path)])
+        assert solved.exit_code == 0, solved.output
+        files += ["--result", str(path)]
+    out = tmp_path / "seats.png"
+    result = CliRunner().invoke(cli, ["plot", "seats", *files, "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["kind"] == "seats" and out.stat().st_size > 1000
+    fig = plots.plot_seats([json.loads(Path(tmp_path / "r2.json").read_text())])
+    heights = [bar.get_height() for bar in fig.axes[0].patches]
+    assert heights == [float(mpq(30799, 57720)), float(1 - mpq(30799, 57720))]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    line = fail_plot("seats", "--result", str(bad), "-o", str(out))
+    assert "not a file of 'ladders solve --output'" in line
