@@ -18,10 +18,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import zarr
-from zarr.codecs import Crc32cCodec
 
 from ladders.checkpoints.errors import SegmentError
 from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
@@ -108,7 +107,8 @@ def digest_arrays(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _write_array(group: zarr.Group, name: str, data: np.ndarray) -> None:
+def _write_array(group: Any, name: str, data: np.ndarray) -> None:
+    from zarr.codecs import Crc32cCodec
     arr = group.create_array(name, shape=data.shape, chunks=tuple(max(1, d) for d in data.shape),
                              dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0,
                              chunk_key_encoding={"name": "v2", "separator": "."})
@@ -119,6 +119,7 @@ def _write_array(group: zarr.Group, name: str, data: np.ndarray) -> None:
 def write_arrays(root: Path, path: str, arrays: dict[str, np.ndarray], rows: int) -> SegmentRef:
     """Write named plain arrays (one chunk each, crc32c) as a new segment at ``root/path``
     (which must not exist yet); ``rows`` is what the reference reports as its size."""
+    import zarr  # here, not at import: a solve that keeps no store never loads it
     group = zarr.open_group(str(root / path), mode="w-")
     for name, data in arrays.items():
         _write_array(group, name, data)
@@ -128,6 +129,7 @@ def write_arrays(root: Path, path: str, arrays: dict[str, np.ndarray], rows: int
 
 def read_arrays(root: Path, ref: SegmentRef, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref`` says."""
+    import zarr
     try:
         group = zarr.open_group(str(root / ref.path), mode="r")
         arrays = {name: group[name][...] for name in names}

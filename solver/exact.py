@@ -20,6 +20,8 @@ __all__ = [
     "isqrt",
     "next_prime",
     "prev_prime",
+    "invert",
+    "f_divmod",
     "fraction_to_str",
     "str_to_fraction",
     "fraction_to_decimal",
@@ -33,6 +35,8 @@ gcd = gmpy2.gcd
 isqrt = gmpy2.isqrt
 next_prime = gmpy2.next_prime
 prev_prime = gmpy2.prev_prime
+invert = gmpy2.invert
+f_divmod = gmpy2.f_divmod
 
 
 def fraction_to_str(value: mpq | mpz | int) -> str:

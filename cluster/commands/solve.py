@@ -170,8 +170,11 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
                                                 for x in m["primes"]) + f": {mark(m['passed'])}")
     if "certificate" in report:
         c = report["certificate"]
-        lines.append(f"certificate  {c['what']}, D of {c['denominator_digits']:,} digits: "
-                     f"{mark(c['passed'])}")
+        label = "confirmation" if c.get("check") == "confirmation" else "certificate "
+        size = f", D of {c['denominator_digits']:,} digits" if "denominator_digits" in c else ""
+        odds = (f" (a wrong fraction passes with probability below {c['error_probability_below']:.0e})"
+                if "error_probability_below" in c else "")
+        lines.append(f"{label} {c['what']}{size}{odds}: {mark(c['passed'])}")
     if "cross" in report:
         x = report["cross"]
         lines.append(f"cross        the {x['engine']} engine: " +

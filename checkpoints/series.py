@@ -1,0 +1,95 @@
+"""Batches of primes for the ``series`` engine: the task a worker runs, and its residues.
+
+Batch k holds primes ``k*B .. (k+1)*B - 1`` of the run's prime sequence (fixed by its
+seed). :func:`run_series_batch` computes every seat's win probability modulo each
+prime (:meth:`ladders.solver.engines.series.SeriesPlan.residues`: one pass shares the power
+sums, the denominators and the sequences between the seats) and writes one write-once
+segment ``residues/bKKKKK-<attempt>`` with three plain arrays (crc32c on each chunk):
+
+- ``primes``   uint64 ``(B,)``
+- ``valid``    uint8 ``(B,)``: 0 where the prime divides a denominator (skipped)
+- ``residues`` uint64 ``(B, players)``: seat j's probability mod p
+
+The driver commits a manifest listing the batch with the segment's digest; only then
+does the batch count. A batch run twice leaves one unreferenced segment, which
+:func:`clear_leftovers` removes on resume. Nothing here rebuilds a linear system: a
+worker needs one player's chain only.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from ladders.checkpoints.store import Manifest, RunStore
+from ladders.solver.engines.series import SeriesPlan, plan_series
+from ladders.solver.problem import Problem
+
+RESIDUES = "residues"
+#: One plan per worker process and run (the chain's data and the kernel's arguments).
+_PLANS: dict[tuple[str, str], SeriesPlan] = {}
+
+
+def series_plan(store: RunStore) -> SeriesPlan:
+    """The run's series plan, rebuilt from run.json and checked against its digest."""
+    key = (str(store.root), store.run["series_token"])
+    if key not in _PLANS:
+        problem = Problem.from_json(store.run["problem"])
+        plan = plan_series(problem.chain, problem.players, store.run.get("split"))
+        if plan.digest != store.run["system_digest"]:
+            raise StoreError(f"{store.root}: the stored problem no longer gives the series it "
+                             "was solving (different ladders version?)")
+        _PLANS[key] = plan
+    return _PLANS[key]
+
+
+def run_series_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
+    """Every seat modulo every prime of batch k; write its segment; return a small
+    receipt (no residues travel through the scheduler)."""
+    t0 = time.perf_counter()
+    store = RunStore.open(root)
+    if store.run.get("series_token") != token:
+        raise StoreError(f"{root} holds another series run than {token[:12]}")
+    plan = series_plan(store)
+    residues, valid = plan.residues(primes)
+    t1 = time.perf_counter()
+    ref = write_arrays(Path(root), f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
+                       {"primes": np.asarray(primes, dtype=np.uint64),
+                        "valid": np.asarray(valid, dtype=np.uint8),
+                        "residues": np.asarray(residues, dtype=np.uint64)}, len(primes))
+    return {"k": k, "segment": ref.to_json(), "valid": int(np.count_nonzero(valid)),
+            "seconds": time.perf_counter() - t0, "compute_seconds": t1 - t0,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(primes, residues, valid)`` of a committed batch (digest checked)."""
+    arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
+    return arrays["primes"], arrays["residues"], arrays["valid"].astype(bool)
+
+
+def committed_batches(manifest: Manifest) -> dict[int, SegmentRef]:
+    """Batch number -> segment, as the manifest lists them."""
+    return {int(k): SegmentRef.from_json(v) for k, v in manifest.extra.get("batches", {}).items()}
+
+
+def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits: int) -> Manifest:
+    """The manifest after batch ``receipt['k']`` finished (``bits``: primes' bits so far)."""
+    batches = dict(manifest.extra.get("batches", {}))
+    batches[str(receipt["k"])] = receipt["segment"]
+    return Manifest(seq=manifest.seq + 1, groups={}, factored={}, done=set(),
+                    elapsed=manifest.elapsed + seconds, max_bits=bits,
+                    extra={**manifest.extra, "batches": batches})
+
+
+def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
+    """Delete residue segments no committed manifest lists. Returns how many."""
+    return store.remove_unlisted(RESIDUES, {ref.path for ref in committed_batches(manifest).values()})

@@ -1,0 +1,297 @@
+"""One player's chain as exact integer data, the splits of a k-seat sum, and two
+players over the rationals (flint): nothing here needs numba."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import flint
+import numpy as np
+
+from ladders.solver.exact import gcd, mpq, mpz
+
+
+# ----------------------------------------------------------------------------------
+# The chain as integer data (computed once, shared by every prime)
+# ----------------------------------------------------------------------------------
+
+def _limbs(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Little-endian 64-bit limbs and signs of big integers (for reduction mod p in numba)."""
+    width = max(1, max((abs(v).bit_length() + 63) // 64 for v in values))
+    limbs = np.zeros((len(values), width), dtype=np.uint64)
+    signs = np.ones(len(values), dtype=np.int8)
+    mask = (1 << 64) - 1
+    for i, v in enumerate(values):
+        if v < 0:
+            signs[i] = -1
+            v = -v
+        for j in range(width):
+            limbs[i, j] = (v >> (64 * j)) & mask
+    return limbs, signs
+
+
+@dataclass(frozen=True)
+class ChainData:
+    """Integer data of one player's chain: ``Q = C/d``, ``r = e/d``, start ``u``.
+
+    ``charpoly`` is ``det(xI - C)`` (low to high), ``z`` its multiplicity of the root 0
+    (a bound for the nilpotency index of Q), ``n1 = n - z``; ``dpoly`` holds the
+    coefficients of ``det(I - tC) = sum_i dpoly[i] t^i`` (degree ``n1``), so that
+    ``D(t) = det(I - tQ) = sum_i dpoly[i] d^-i t^i``. ``alpha[t-1] = u C^(t-1) e`` and
+    ``sigma[t-1] = u C^(t-1) 1`` for t = 1..n+1: ``f(t) = alpha_t / d^t``,
+    ``S(t) = sigma_t / d^(t-1)``.
+    """
+
+    n: int
+    d: int
+    start: int
+    counts: np.ndarray
+    finish: np.ndarray
+    charpoly: tuple[int, ...]
+    z: int
+    n1: int
+    dpoly: tuple[int, ...]
+    alpha: tuple[int, ...]
+    sigma: tuple[int, ...]
+
+    @classmethod
+    def from_chain(cls, chain) -> "ChainData":
+        """Read a duck-typed chain (``moves``, ``finish``, ``start_index``, ``die``)."""
+        n = len(chain.moves)
+        d = int(chain.die)
+        counts = np.zeros((n, n), dtype=np.int64)
+        for i, row in enumerate(chain.moves):
+            for j, c in row:
+                counts[i, j] += c
+        finish = np.array([int(x) for x in chain.finish], dtype=np.int64)
+        cmat = flint.fmpz_mat(n, n, [int(x) for x in counts.ravel()])
+        charpoly = tuple(int(c) for c in cmat.charpoly().coeffs())
+        assert len(charpoly) == n + 1 and charpoly[n] == 1
+        z = 0
+        while z < n and charpoly[z] == 0:
+            z += 1
+        n1 = n - z
+        dpoly = tuple(charpoly[n - i] for i in range(n1 + 1))
+        start = int(chain.start_index)
+        # Krylov sequences from the start, in exact integers (u C^(t-1) is a count vector)
+        alpha, sigma = [], []
+        vec = [0] * n
+        vec[start] = 1
+        for _ in range(n + 2):
+            alpha.append(sum(v * int(finish[i]) for i, v in enumerate(vec) if v))
+            sigma.append(sum(vec))
+            new = [0] * n
+            for i, v in enumerate(vec):
+                if v:
+                    for j, c in chain.moves[i]:
+                        new[j] += v * c
+            vec = new
+        return cls(n, d, start, counts, finish, charpoly, z, n1, dpoly, tuple(alpha), tuple(sigma))
+
+
+_DATA_CACHE: dict[int, tuple[object, ChainData]] = {}
+
+
+def chain_data(chain) -> ChainData:
+    """:class:`ChainData` of a chain (cached per chain object; a ChainData passes through)."""
+    if isinstance(chain, ChainData):
+        return chain
+    hit = _DATA_CACHE.get(id(chain))
+    if hit is not None and hit[0] is chain:
+        return hit[1]
+    data = ChainData.from_chain(chain)
+    _DATA_CACHE[id(chain)] = (chain, data)
+    return data
+
+
+# ----------------------------------------------------------------------------------
+# Splits: which survival factors go with f (the "a" side) and which form "b"
+# ----------------------------------------------------------------------------------
+
+def _partitions(r: int) -> list[tuple[int, ...]]:
+    """Partitions of r as non-increasing tuples (r = 0: the empty partition)."""
+    if r == 0:
+        return [()]
+    out = []
+
+    def rec(rest: int, cap: int, acc: tuple[int, ...]) -> None:
+        if rest == 0:
+            out.append(acc)
+            return
+        for part in range(min(rest, cap), 0, -1):
+            rec(rest - part, part, acc + (part,))
+
+    rec(r, r, ())
+    return out
+
+
+def _cycle_index(r: int) -> tuple[np.ndarray, np.ndarray]:
+    """``h_r = sum_pi p_pi / z_pi`` (cycle index of the symmetric group S_r).
+
+    Returns ``parts`` (rows: the parts of each partition, 0-padded) and ``zden``
+    (``z_pi = prod_i i^{m_i} m_i!``), so that the power sums of the multiset products
+    ``P_m = h_r(lambda^m) = sum_pi (1/z_pi) prod_{c in pi} p_{c m}``.
+    """
+    parts = _partitions(r)
+    arr = np.zeros((len(parts), max(r, 1)), dtype=np.int64)
+    zden = np.zeros(len(parts), dtype=np.int64)
+    for i, pi in enumerate(parts):
+        arr[i, :len(pi)] = pi
+        zval = 1
+        for c in set(pi):
+            mult = pi.count(c)
+            zval *= c ** mult * math.factorial(mult)
+        zden[i] = zval
+    return arr, zden
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a k-seat sum ``sum_t f(t) S(t+1)^(j-1) S(t)^(k-j)`` is cut into ``a_t b_t``.
+
+    ``s`` survival factors go with f into ``a`` (the side whose annihilator ``chi_a``
+    is used as a modulus), the other ``r = k - 1 - s`` form ``b`` (the side whose
+    denominator ``D_b`` is inverted mod ``chi_a``). Seat j takes ``sigma_j`` factors
+    S(t) and ``s - sigma_j`` factors T(t) = S(t+1) into a.
+    """
+
+    players: int
+    s: int
+    deg_a: int          # degree of D_a (nonzero roots of chi_a): n1 * C(n1+s-1, s)
+    deg_b: int          # degree of D_b: C(n1+r-1, r)
+    m_a: int            # degree of chi_a = deg_a + z
+    length: int         # L = deg_b + z terms of b (deg N_b < L)
+    seat_sigma: tuple[int, ...]
+
+    @property
+    def r(self) -> int:
+        return self.players - 1 - self.s
+
+    def seat_exponents(self, j: int) -> tuple[int, int, int, int]:
+        """``(S in a, T in a, S in b, T in b)`` for seat j (1-based)."""
+        k, sig = self.players, self.seat_sigma[j - 1]
+        return sig, self.s - sig, (k - j) - sig, (j - 1) - (self.s - sig)
+
+
+def _multisets(n1: int, r: int) -> int:
+    """Multisets of size r from n1 items, ``C(n1+r-1, r)`` (n1 = 0: only the empty one)."""
+    if n1 == 0:
+        return 1 if r == 0 else 0
+    return math.comb(n1 + r - 1, r)
+
+
+def make_split(data: ChainData, players: int, s: int) -> Split:
+    """The split with ``s`` survival factors on the a side (0 <= s <= players - 1)."""
+    k = players
+    if not 0 <= s <= k - 1:
+        raise ValueError(f"split s={s} out of range for {k} players")
+    r = k - 1 - s
+    n1, z = data.n1, data.z
+    deg_a = n1 * _multisets(n1, s)
+    deg_b = _multisets(n1, r)
+    sigma = []
+    for j in range(1, k + 1):
+        # prefer S factors in a; seat j has k - j of them and j - 1 factors T
+        sig = min(s, k - j)
+        if s - sig > j - 1:
+            raise AssertionError("unreachable: s <= k - 1 factors always fit")
+        sigma.append(sig)
+    return Split(k, s, deg_a, deg_b, deg_a + z, deg_b + z, tuple(sigma))
+
+
+def split_cost(split: Split) -> float:
+    """Model of the per-prime work (multiply-accumulates) of the numba kernel.
+
+    exp recurrences ``deg^2/2`` for D_b (and D_a when s > 0), the inverse mod chi_a
+    ``m_a^2``, the tail (T_r vectors and their dot products) ``2 L m_a`` per a-type,
+    and ``m_a^2`` for v per a-type. Measured constants agree within ~30% (NOTES.md).
+    """
+    types = len(set(split.seat_sigma))
+    cost = split.deg_b ** 2 / 2 + (split.deg_a ** 2 / 2 if split.s else 0)
+    cost += 2 * split.m_a ** 2 + types * (2 * split.length * split.m_a + split.m_a ** 2)
+    cost += split.players * split.length
+    return cost
+
+
+def choose_split(data: ChainData, players: int) -> Split:
+    """The split with the smallest modelled cost (ties: fewer factors in a)."""
+    best = None
+    for s in range(players):
+        sp = make_split(data, players, s)
+        c = split_cost(sp)
+        if best is None or c < best[0]:
+            best = (c, sp)
+    return best[1]
+
+
+# ----------------------------------------------------------------------------------
+# Two players exactly over Q (flint fmpq_poly / fmpz_mat)
+# ----------------------------------------------------------------------------------
+
+def _to_mpq(x: flint.fmpq) -> mpq:
+    return mpq(mpz(int(x.p)), mpz(int(x.q)))
+
+
+def _q_polys(data: ChainData) -> tuple[flint.fmpq_poly, flint.fmpq_poly, flint.fmpq_poly]:
+    """``(chi, D, G)`` over Q: ``chi = det(xI - Q)``, ``D = det(I - tQ)``, ``G = D^-1 mod chi``."""
+    n, d = data.n, data.d
+    chi = flint.fmpq_poly([flint.fmpq(c, d ** (n - i)) for i, c in enumerate(data.charpoly)])
+    dpol = flint.fmpq_poly([flint.fmpq(c, d ** i) for i, c in enumerate(data.dpoly)])
+    g, inv, _ = dpol.xgcd(chi)
+    if g != 1:
+        raise ArithmeticError("det(I - tQ) and det(xI - Q) share a root: Q has an eigenvalue of modulus 1")
+    return chi, dpol, inv
+
+
+def two_player_exact_fmpq(chain) -> mpq:
+    """Reference for :func:`two_player_exact`: the same formula directly over Q (flint).
+
+    ``P = sum_t f(t) S(t) = L(N D^-1 mod chi)`` with ``L(x^j) = f(j+1)``,
+    ``N = D * (sum_{s<n} S(s+1) t^s) mod t^n``; all over Q in flint (degree n).
+    """
+    data = chain_data(chain)
+    n, d = data.n, data.d
+    chi, dpol, ginv = _q_polys(data)
+    f = [flint.fmpq(data.alpha[t], d ** (t + 1)) for t in range(n)]          # f(1..n)
+    svals = flint.fmpq_poly([flint.fmpq(data.sigma[t], d ** t) for t in range(n)])
+    num = dpol.mul_low(svals, n) if hasattr(dpol, "mul_low") else (dpol * svals).truncate(n)
+    y = (num * ginv) % chi
+    coeffs = y.coeffs()
+    total = flint.fmpq(0)
+    for j, c in enumerate(coeffs):
+        total += c * f[j]
+    return _to_mpq(total)
+
+
+def check_table(chain, table: list[list[mpq]]) -> bool:
+    """Exact certificate: ``d P(a,b) + sum_a' C[a,a'] P(b,a') = d`` for every (a, b).
+
+    In integers: with a common denominator ``Den`` and ``Num = Den P`` the check is
+    ``d Num[a,b] + sum_a' C[a,a'] Num[b,a'] == d Den`` (C sparse: at most d terms a row).
+    The turn system is nonsingular (the map ``P -> C P^T / d`` squares to ``Q (x) Q``,
+    of spectral radius < 1), so a table that passes is *the* table.
+    """
+    data = chain_data(chain)
+    n, d = data.n, data.d
+    if len(table) != n or any(len(row) != n for row in table):
+        return False
+    den = mpz(1)
+    for row in table:
+        for v in row:
+            q = v.denominator
+            if den % q:
+                den = den * q // gcd(den, q)
+    num = [[v.numerator * (den // v.denominator) for v in row] for row in table]
+    rows = [[(j, int(c)) for j, c in enumerate(data.counts[i]) if c] for i in range(n)]
+    target = den * d
+    for a in range(n):
+        ra = rows[a]
+        for b in range(n):
+            nb_row = num[b]
+            lhs = d * num[a][b]
+            for j, c in ra:
+                lhs += c * nb_row[j]
+            if lhs != target:
+                return False
+    return True

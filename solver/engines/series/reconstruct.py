@@ -1,0 +1,350 @@
+"""Primes, Chinese remaindering (subproduct tree) and rational reconstruction
+(half-gcd), and the stream that reconstructs at growing sizes and confirms every
+candidate at held-out primes."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ladders.solver.exact import f_divmod, gcd, invert, isqrt, mpq, mpz, next_prime
+
+
+# ----------------------------------------------------------------------------------
+# Primes
+# ----------------------------------------------------------------------------------
+
+def random_primes(seed: int | None = None, bits: int = 62) -> Iterator[int]:
+    """Endless stream of distinct random primes in ``[2^(bits-1), 2^bits)`` (bits <= 63).
+
+    Random (not consecutive) primes are what makes the confirmation's error bound a
+    probability: a wrong candidate survives a prime only if the prime divides a fixed
+    nonzero integer, and only a tiny fraction of the ~2^bits/(bits ln 2) primes do.
+    """
+    if not 20 <= bits <= 63:
+        raise ValueError("bits must be in 20..63 (the kernel needs p < 2^63)")
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    lo = 1 << (bits - 1)
+    while True:
+        q = int(next_prime(rng.randrange(lo, 1 << bits)))
+        if q < (1 << bits) and q not in seen:
+            seen.add(q)
+            yield q
+
+
+# ----------------------------------------------------------------------------------
+# Chinese remaindering
+# ----------------------------------------------------------------------------------
+
+def crt_simple(residues: Sequence[int], primes: Sequence[int]) -> tuple[mpz, mpz]:
+    """Reference CRT: ``(x, M)``, ``0 <= x < M = prod primes``, incremental (quadratic)."""
+    x, m = mpz(0), mpz(1)
+    for r, q in zip(residues, primes):
+        q = mpz(q)
+        t = ((mpz(r) - x) * invert(m % q, q)) % q
+        x += m * t
+        m *= q
+    return x, m
+
+
+def crt_tree(residues, primes: Sequence[int]) -> tuple[list[mpz], mpz]:
+    """Subproduct-tree CRT of one or more residue vectors sharing the primes.
+
+    ``residues``: shape ``(len(primes),)`` or ``(len(primes), c)`` (ints or uint64).
+    Returns ``([x_0, ..., x_{c-1}], M)`` with ``0 <= x_i < M = prod primes`` (a list of
+    one for a 1-d input). Bottom-up pairing: ``x = x_L + M_L ((x_R - x_L) M_L^-1 mod
+    M_R)``; the inverse ``M_L^-1 mod M_R`` is computed once per tree node and shared by
+    all columns. Balanced pairing keeps every step a product of equal-size numbers, so
+    the whole costs O(M(N) log N) (GMP's gcdext for the inverses is subquadratic too).
+    """
+    arr = np.asarray(residues, dtype=object)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    count, cols = arr.shape
+    if count != len(primes):
+        raise ValueError("residues and primes differ in length")
+    if count == 0:
+        return [mpz(0)] * cols, mpz(1)
+    mods = [mpz(int(q)) for q in primes]
+    vals = [[mpz(int(arr[i, j])) % mods[i] for j in range(cols)] for i in range(count)]
+    while len(mods) > 1:
+        nm, nv = [], []
+        for i in range(0, len(mods) - 1, 2):
+            ml, mr = mods[i], mods[i + 1]
+            inv = invert(ml % mr, mr)
+            xs = []
+            for xl, xr in zip(vals[i], vals[i + 1]):
+                xs.append(xl + ml * (((xr - xl) * inv) % mr))
+            nm.append(ml * mr)
+            nv.append(xs)
+        if len(mods) % 2:
+            nm.append(mods[-1])
+            nv.append(vals[-1])
+        mods, vals = nm, nv
+    return vals[0], mods[0]
+
+
+# ----------------------------------------------------------------------------------
+# Rational reconstruction
+# ----------------------------------------------------------------------------------
+
+def _finish_rr(r0: mpz, t0: mpz, r1: mpz, t1: mpz, bound: mpz) -> mpq | None:
+    """Classical Euclid steps from the pair ``r0 > r1`` (with x-cofactors) to Wang's stop."""
+    while r1 > bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        t0, t1 = t1, t0 - q * t1
+    if t1 == 0 or abs(t1) > bound or gcd(r1, t1) != 1:
+        return None
+    return mpq(r1, t1) if t1 > 0 else mpq(-r1, -t1)
+
+
+def rational_reconstruct_simple(x: int, m: int) -> mpq | None:
+    """Reference: the fraction ``a/b = x mod m`` with ``|a|, 0 < b <= sqrt(m/2)``, else None.
+
+    Plain extended Euclid on ``(m, x)``, stopping at the first remainder ``<= sqrt(m/2)``
+    (Wang); the answer is unique because ``2 sqrt(m/2)^2 < m``. Quadratic.
+    """
+    m = mpz(m)
+    if m < 2:
+        return None
+    x = mpz(x) % m
+    bound = isqrt(m // 2)
+    return _finish_rr(m, mpz(0), x, mpz(1), bound)
+
+
+def _bits(v: mpz) -> int:
+    return int(v.bit_length())
+
+
+def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
+    """Half-gcd reduction (Moller 2008, the subtraction-based 'hgcd' of his Fig. 5).
+
+    For ``a, b > 0`` of at most n bits and ``s = n//2 + 1``: returns ``M = (m00, m01,
+    m10, m11)`` (nonnegative, determinant 1) and ``(a', b')`` with ``(a; b) = M (a'; b')``,
+    ``a', b' >= 2^s`` (more than s bits) and ``|a' - b'| < 2^s``. The pair (a', b') lies
+    on the Euclidean remainder sequence of (a, b) (possibly between two remainders), so
+    classical steps can continue from it. Two recursive calls on the top halves make it
+    O(M(n) log n).
+    """
+    n = max(_bits(a), _bits(b))
+    s = n // 2 + 1
+    M = (mpz(1), mpz(0), mpz(0), mpz(1))
+    if min(_bits(a), _bits(b)) <= s or _bits(abs(a - b)) <= s:
+        # nothing to do: already reduced (one more step would fall below 2^s)
+        return M, a, b
+    if n <= _HGCD_CUTOFF:
+        return _hgcd_steps(a, b, s, M)
+    q3 = 3 * n // 4
+    if min(_bits(a), _bits(b)) > q3 + 2:
+        p1 = s - 1
+        M1, _, _ = _hgcd(a >> p1, b >> p1)
+        a, b = _apply_inv(M1, a, b)
+        M = _mmul(M, M1)
+    while max(_bits(a), _bits(b)) > q3 + 1 and _bits(abs(a - b)) > s:
+        M, a, b = _sdiv_step(M, a, b, s)
+    if min(_bits(a), _bits(b)) > s + 2 and _bits(abs(a - b)) > s:
+        n2 = max(_bits(a), _bits(b))
+        p2 = 2 * s - n2 + 1
+        if p2 < 0:
+            p2 = 0
+        M2, _, _ = _hgcd(a >> p2, b >> p2)
+        a, b = _apply_inv(M2, a, b)
+        M = _mmul(M, M2)
+    while _bits(abs(a - b)) > s:
+        M, a, b = _sdiv_step(M, a, b, s)
+    return M, a, b
+
+
+_HGCD_CUTOFF = 2048
+
+
+def _hgcd_steps(a: mpz, b: mpz, s: int, M):
+    """Base case of :func:`_hgcd`: semi-quotient steps until ``|a - b| < 2^s``."""
+    while _bits(abs(a - b)) > s:
+        M, a, b = _sdiv_step(M, a, b, s)
+    return M, a, b
+
+
+def _sdiv_step(M, a: mpz, b: mpz, s: int):
+    """One reduction step keeping both numbers above 2^s: the largest q with
+    ``big - q small >= 2^s`` (one less than the Euclidean quotient when needed)."""
+    if a > b:
+        q, r = f_divmod(a, b)
+        if _bits(r) <= s:
+            q -= 1
+            r += b
+        return (M[0], M[1] + q * M[0], M[2], M[3] + q * M[2]), r, b
+    q, r = f_divmod(b, a)
+    if _bits(r) <= s:
+        q -= 1
+        r += a
+    return (M[0] + q * M[1], M[1], M[2] + q * M[3], M[3]), a, r
+
+
+def _apply_inv(M, a: mpz, b: mpz) -> tuple[mpz, mpz]:
+    """``M^-1 (a; b)`` for a determinant-1 matrix."""
+    m00, m01, m10, m11 = M
+    return m11 * a - m01 * b, m00 * b - m10 * a
+
+
+def _mmul(M, N):
+    return (M[0] * N[0] + M[1] * N[2], M[0] * N[1] + M[1] * N[3],
+            M[2] * N[0] + M[3] * N[2], M[2] * N[1] + M[3] * N[3])
+
+
+def rational_reconstruct_bounded(x: int, m: int, num_bound: int, den_bound: int) -> mpq | None:
+    """The fraction ``a/b = x mod m`` with ``|a| <= num_bound``, ``0 < b <= den_bound``.
+
+    Unique when ``2 num_bound den_bound < m``; classical Euclid stopping at the first
+    remainder ``<= num_bound`` (cheap when ``num_bound`` is close to m).
+    """
+    m = mpz(m)
+    x = mpz(x) % m
+    r0, t0, r1, t1 = m, mpz(0), x, mpz(1)
+    while r1 > num_bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        t0, t1 = t1, t0 - q * t1
+    if t1 == 0 or abs(t1) > den_bound or gcd(r1, t1) != 1:
+        return None
+    return mpq(r1, t1) if t1 > 0 else mpq(-r1, -t1)
+
+
+def rational_reconstruct(x: int, m: int) -> mpq | None:
+    """The fraction ``a/b = x mod m`` with ``|a|, 0 < b <= sqrt(m/2)``, else None (fast).
+
+    Same answer as :func:`rational_reconstruct_simple`, in O(M(n) log n): a half-gcd
+    (:func:`_hgcd`) takes ``(m, x)`` down to about half its bits, which is where
+    Wang's stop ``sqrt(m/2)`` lies; a few classical steps finish. The cofactors of x are
+    read off the half-gcd matrix: ``a' = m11 m - m01 x`` and ``b' = m00 x - m10 m``.
+    """
+    m = mpz(m)
+    if m < 2:
+        return None
+    x = mpz(x) % m
+    bound = isqrt(m // 2)
+    if x <= bound or _bits(m) <= 2 * _HGCD_CUTOFF:
+        return _finish_rr(m, mpz(0), x, mpz(1), bound)
+    M, a, b = _hgcd(m, x)
+    # (a, b) = M^-1 (m, x): a = m11 m - m01 x, b = m00 x - m10 m; x-cofactors -m01, m00
+    ta, tb = -M[1], M[0]
+    if a < b:
+        a, b, ta, tb = b, a, tb, ta
+    if b <= bound:
+        # cannot happen (b > 2^s > bound), kept for safety: fall back to the reference
+        return rational_reconstruct_simple(x, m)
+    return _finish_rr(a, ta, b, tb, bound)
+
+
+# ----------------------------------------------------------------------------------
+# Early termination: reconstruct at growing sizes, confirm with held-out primes
+# ----------------------------------------------------------------------------------
+
+@dataclass
+class ReconstructionStream:
+    """Reconstruct ``count`` rationals in [0, 1] from residues streamed batch by batch.
+
+    Feed ``add(primes, residues, valid)``; it returns True once every value is
+    reconstructed *and confirmed*, then ``values`` holds them. Each attempt (when the
+    bits collected reach ``next_bits``; after a failure ``next_bits *= ratio``):
+
+    1. the last ``holdout`` valid primes are kept aside; the others are combined by
+       :func:`crt_tree` into ``x_j mod M``;
+    2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
+       denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
+       ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
+       reconstruction (``D`` becomes the lcm);
+    3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
+       and, for seats of a race, sum to exactly 1.
+
+    Error probability: a wrong candidate differs from the truth by a nonzero integer
+    ``Delta = N_j b - a D`` with ``|Delta| < 2^B``, ``B ~ log2 M + log2(true num*den)``;
+    at most ``B/61`` primes of ``[2^61, 2^62)`` divide it, out of ~5.3e16, so a random
+    held-out prime passes it with probability ``< B / 3.2e18`` and ``h`` of them with
+    ``< (B / 3.2e18)^h``: for B = 4 million bits and h = 2, below 2e-24 per attempt.
+    Every wrong candidate seen is counted in ``rejected``.
+    """
+
+    count: int
+    holdout: int = 2
+    ratio: float = 1.12
+    first_bits: int = 1024
+    must_sum_to_one: bool = False
+    primes: list[int] = field(default_factory=list)
+    residues: list[np.ndarray] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    values: list[mpq] | None = None
+    attempts: int = 0
+    rejected: int = 0
+    attempt_seconds: float = 0.0
+    next_bits: int = 0
+
+    def __post_init__(self) -> None:
+        self.next_bits = self.first_bits
+
+    @property
+    def bits(self) -> int:
+        """Bits of the primes collected (held-out ones included)."""
+        return sum(int(q).bit_length() for q in self.primes)
+
+    def add(self, primes: Sequence[int], residues: np.ndarray, valid: np.ndarray | None = None) -> bool:
+        """Add a batch; attempt a reconstruction if enough bits arrived. True when done."""
+        if self.values is not None:
+            return True
+        residues = np.asarray(residues)
+        for i, q in enumerate(primes):
+            if valid is not None and not valid[i]:
+                self.skipped.append(int(q))
+                continue
+            self.primes.append(int(q))
+            self.residues.append(np.array(residues[i], dtype=np.uint64).reshape(-1))
+        if self.bits >= self.next_bits and len(self.primes) > self.holdout:
+            t0 = time.perf_counter()
+            done = self._attempt()
+            self.attempt_seconds += time.perf_counter() - t0
+            if done:
+                return True
+            self.next_bits = max(int(self.bits * self.ratio), self.bits + 64)
+        return False
+
+    def _attempt(self) -> bool:
+        self.attempts += 1
+        h = self.holdout
+        build_p = self.primes[:-h] if h else self.primes
+        build_r = [[int(v) for v in r] for r in (self.residues[:-h] if h else self.residues)]
+        xs, m = crt_tree(build_r, build_p)
+        first = rational_reconstruct(xs[0], m)
+        if first is None:
+            return False
+        den = mpz(first.denominator)
+        nums: list[mpz] = []
+        for j, x in enumerate(xs):
+            nj = (x * den) % m
+            if nj > den:
+                val = rational_reconstruct(x, m)
+                if val is None:
+                    return False
+                new_den = den * val.denominator // gcd(den, val.denominator)
+                nums = [v * (new_den // den) for v in nums]
+                den = new_den
+                nj = val.numerator * (den // val.denominator)
+            nums.append(nj)
+        # confirmation at primes not used to build the candidate
+        for q, r in zip(self.primes[len(build_p):], self.residues[len(build_p):]):
+            dq = den % q
+            for j in range(self.count):
+                if (nums[j] - int(r[j]) * dq) % q:
+                    self.rejected += 1
+                    return False
+        vals = [mpq(nj, den) for nj in nums]
+        if self.must_sum_to_one and sum(vals, mpq(0)) != 1:
+            self.rejected += 1
+            return False
+        self.values = vals
+        return True

@@ -1,0 +1,246 @@
+"""The series engine against the linear-system engines (exact ``==`` on mpq).
+
+The oracle: the race systems of :mod:`ladders.solver.games.race` solved by exact
+fraction-free elimination (an independent route: squares^k unknowns instead of one
+player's generating functions). Random boards: every overshoot rule, dice 2..8.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from ladders.solver.engines import series
+from ladders.solver.engines.elimination import eliminate_target
+from ladders.solver.exact import fraction_to_decimal, gcd, invert, isqrt, mpq, mpz
+from ladders.solver.games.board import BoardError, make_board, preset_board
+from ladders.solver.games.chain import build_chain
+from ladders.solver.games.race import race_system, seats_from_values, solve_race
+
+SLOW = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@st.composite
+def boards(draw, max_end: int = 11, dice=(2, 8)):
+    """Random playable boards: any overshoot rule, dice 2..8, up to 3 jumps."""
+    end = draw(st.integers(3, max_end))
+    die = draw(st.integers(*dice))
+    rule = draw(st.sampled_from(["stay", "bounce", "pass"]))
+    jumps = draw(st.lists(st.tuples(st.integers(1, end - 1), st.integers(0, end)),
+                          max_size=3, unique_by=lambda j: j[0]))
+    try:
+        return make_board("random", 0, end, die, rule, jumps)
+    except BoardError:
+        assume(False)
+        raise
+
+
+def oracle(chain, players: int) -> list[mpq]:
+    system = race_system(chain, players)
+    return seats_from_values(system, players, eliminate_target(system))
+
+
+# ------------------------------------------------------------------ k-player answers
+
+@SLOW
+@given(board=boards(), players=st.integers(2, 3), seed=st.integers(0, 2 ** 32))
+def test_seats_match_reference(board, players, seed):
+    chain = build_chain(board)
+    seats = series.k_player_exact(chain, players, seed)
+    assert seats == oracle(chain, players)
+    assert sum(seats, mpq(0)) == 1
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(board=boards(max_end=7), seed=st.integers(0, 2 ** 32))
+def test_four_players_match_reference(board, seed):
+    chain = build_chain(board)
+    seats = series.k_player_exact(chain, 4, seed)
+    assert seats == oracle(chain, 4)
+    assert sum(seats, mpq(0)) == 1
+
+
+@pytest.mark.parametrize("rule", ["stay", "bounce", "pass"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_every_rule_and_player_count(rule, players):
+    board = make_board("t", 0, 9, 4, rule, [(2, 6), (8, 1)])
+    chain = build_chain(board)
+    assert series.k_player_exact(chain, players, 5) == oracle(chain, players)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(board=boards(max_end=9), players=st.integers(2, 4))
+def test_every_split_gives_the_same_residues(board, players):
+    chain = build_chain(board)
+    primes = [q for q, _ in zip(series.random_primes(3), range(3))]
+    first = None
+    for s in range(players):
+        res, valid = series.seat_residues(chain, players, primes, split=s)
+        assert valid.all()
+        if first is None:
+            first = res
+        assert (res == first).all()
+
+
+def test_residues_are_the_reduced_answer():
+    chain = build_chain(preset_board("tiny10"))
+    exact = oracle(chain, 3)
+    primes = [q for q, _ in zip(series.random_primes(11), range(5))]
+    res, valid = series.seat_residues(chain, 3, primes)
+    for i, q in enumerate(primes):
+        assert valid[i]
+        for j in range(3):
+            v = exact[j]
+            assert int(res[i, j]) == int(v.numerator * invert(v.denominator, q) % q)
+
+
+def test_unusable_primes_are_reported():
+    chain = build_chain(preset_board("tiny10"))
+    primes = [3, 7, next(series.random_primes(1))]     # 3 divides d = 6; 7 is below the degrees
+    res, valid = series.seat_residues(chain, 3, primes)
+    assert list(valid) == [False, False, True]
+    assert (res[0] == 0).all() and (res[1] == 0).all()
+
+
+# ------------------------------------------------------------------ two players, table
+
+@SLOW
+@given(board=boards(max_end=12))
+def test_two_player_exact_and_table(board):
+    chain = build_chain(board)
+    p = series.two_player_exact(chain, 1)
+    assert p == series.two_player_exact_fmpq(chain)
+    assert [p, 1 - p] == oracle(chain, 2)
+    table = series.two_player_table(chain, 2)
+    assert series.check_table(chain, table)
+    ref = solve_race(chain, 2, table=True).table
+    states = chain.states
+    for a, sa in enumerate(states):
+        for b, sb in enumerate(states):
+            assert table[a][b] == ref[(sa, sb)]
+
+
+def test_check_table_refuses_a_wrong_table():
+    chain = build_chain(preset_board("tiny10"))
+    table = series.two_player_table(chain, 4)
+    assert series.check_table(chain, table)
+    table[1][2] += mpq(1, 10 ** 30)
+    assert not series.check_table(chain, table)
+
+
+def test_hasbro_two_players_published_digits():
+    chain = build_chain(preset_board("hasbro"))
+    p = series.two_player_exact(chain, 9)
+    assert len(str(p.numerator)) == 4453 and len(str(p.denominator)) == 4453
+    # the published digits are rounded to 50 decimals (the truncation ends in ...941)
+    scaled = (2 * p.numerator * mpz(10) ** 50 + p.denominator) // (2 * p.denominator)
+    assert str(scaled) == "50780277346091397787392387841954080716542767187942"
+    certified = series.two_player_certified(chain)
+    assert certified.certified and certified.value == p
+    assert fraction_to_decimal(p, 50) == "0.50780277346091397787392387841954080716542767187941"
+
+
+# ------------------------------------------------------------------ CRT and reconstruction
+
+def test_crt_tree_matches_simple():
+    rng = random.Random(7)
+    for count in (1, 2, 3, 17, 200):
+        primes = [q for q, _ in zip(series.random_primes(count), range(count))]
+        res = [[rng.randrange(q) for _ in range(3)] for q in primes]
+        xs, m = series.crt_tree(res, primes)
+        for j in range(3):
+            x, m2 = series.crt_simple([r[j] for r in res], primes)
+            assert (xs[j], m) == (x, m2)
+
+
+moduli = st.one_of(st.integers(1, 50), st.integers(2, 2 ** 64), st.integers(2 ** 4000, 2 ** 9000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=moduli, data=st.data())
+def test_fast_reconstruction_matches_simple(m, data):
+    if data.draw(st.booleans()):
+        x = data.draw(st.integers(-3 * m, 3 * m))        # arbitrary, also negative: often no solution
+    else:
+        bound = int(isqrt(mpz(m) // 2))
+        a = data.draw(st.integers(-bound, bound))
+        b = data.draw(st.integers(1, max(1, bound)))
+        assume(gcd(b, m) == 1)
+        x = a * int(invert(b, m)) if m > 1 else 0
+    fast = series.rational_reconstruct(x, m)
+    assert fast == series.rational_reconstruct_simple(x, m)
+    if fast is not None:
+        assert (fast.numerator - x * fast.denominator) % m == 0
+        assert abs(fast.numerator) <= isqrt(mpz(m) // 2) and fast.denominator <= isqrt(mpz(m) // 2)
+
+
+def test_reconstruction_edge_cases():
+    assert series.rational_reconstruct(0, 1) is None
+    assert series.rational_reconstruct_simple(5, 1) is None
+    assert series.rational_reconstruct(3, 7) == series.rational_reconstruct_simple(3, 7)
+    assert series.rational_reconstruct(5, 10) is None      # stop at remainder 0: gcd(0, 2) != 1
+    m = mpz(2) ** 20000
+    assert series.rational_reconstruct(mpz(2) ** 12000, m) is None
+    assert series.rational_reconstruct_simple(mpz(2) ** 12000, m) is None
+    # a random residue usually *has* a Wang fraction (of full size): both agree on it
+    m = mpz(2) ** 20000 + 1
+    big = (mpz(3) ** 9000) % m
+    assert series.rational_reconstruct(big, m) == series.rational_reconstruct_simple(big, m)
+    x = (-mpz(12345) * invert(mpz(999), m)) % m
+    assert series.rational_reconstruct(x, m) == mpq(-12345, 999)
+    assert series.rational_reconstruct_bounded(x, m, 10 ** 6, 10 ** 4) == mpq(-12345, 999)
+
+
+# ------------------------------------------------------------------ early termination
+
+def _residues_of(values, primes):
+    return [[int(v.numerator * invert(v.denominator, q) % q) for v in values] for q in primes]
+
+
+def test_stream_stops_early_and_confirms():
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    stream = series.ReconstructionStream(2, holdout=2)
+    it = series.random_primes(5)
+    done = False
+    fed = 0
+    while not done:
+        primes = [next(it) for _ in range(8)]
+        fed += 8
+        done = stream.add(primes, _residues_of(values, primes))
+    assert stream.values == values and stream.rejected == 0
+    assert fed * 61 < 3 * (values[0].numerator.bit_length() + values[0].denominator.bit_length()) + 2000
+
+
+def test_wrong_candidate_is_refused_by_held_out_primes():
+    # the build primes see one fraction, the held-out primes another: the candidate
+    # reconstructed from the build primes is valid-looking but wrong, and is refused
+    truth, decoy = mpq(2 ** 61 + 5, 3 ** 40), mpq(2 ** 61 + 7, 3 ** 40)
+    primes = [q for q, _ in zip(series.random_primes(8), range(12))]
+    res = _residues_of([decoy], primes[:-2]) + _residues_of([truth], primes[-2:])
+    stream = series.ReconstructionStream(1, holdout=2, first_bits=64)
+    assert not stream.add(primes, res)
+    assert stream.rejected >= 1 and stream.values is None
+
+
+def test_corrupted_residue_never_gives_a_wrong_answer():
+    value = mpq(mpz(5) ** 200 + 1, mpz(11) ** 150)
+    it = series.random_primes(13)
+    stream = series.ReconstructionStream(1, holdout=2, first_bits=64, ratio=1.05)
+    primes = [next(it) for _ in range(40)]
+    res = _residues_of([value], primes)
+    res[3][0] = (res[3][0] + 1) % primes[3]          # one wrong residue, used to build
+    for i in range(0, 40, 4):
+        stream.add(primes[i:i + 4], res[i:i + 4])
+    assert stream.values is None or stream.values == [value]
+    assert stream.values is None
+
+
+def test_split_choice_prefers_cheap_splits():
+    chain = build_chain(preset_board("hasbro"))
+    data = series.chain_data(chain)
+    assert series.choose_split(data, 2).s == 0
+    assert series.choose_split(data, 3).s == 0
+    assert series.choose_split(data, 4).s == 1
