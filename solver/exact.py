@@ -21,6 +21,7 @@ __all__ = [
     "next_prime",
     "prev_prime",
     "invert",
+    "is_prime",
     "f_divmod",
     "fraction_to_str",
     "str_to_fraction",
@@ -36,6 +37,7 @@ isqrt = gmpy2.isqrt
 next_prime = gmpy2.next_prime
 prev_prime = gmpy2.prev_prime
 invert = gmpy2.invert
+is_prime = gmpy2.is_prime
 f_divmod = gmpy2.f_divmod
 
 

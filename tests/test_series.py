@@ -244,3 +244,10 @@ def test_split_choice_prefers_cheap_splits():
     assert series.choose_split(data, 2).s == 0
     assert series.choose_split(data, 3).s == 0
     assert series.choose_split(data, 4).s == 1
+
+
+def test_a_composite_modulus_is_reported_not_run() -> None:
+    chain = build_chain(preset_board("tiny10"))
+    prime = series.prime_sequence(3, 1)[0]
+    res, valid = series.seat_residues(chain, 3, [(1 << 61) + 1, prime])
+    assert valid.tolist() == [False, True] and res[0].tolist() == [0, 0, 0]

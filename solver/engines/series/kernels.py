@@ -21,7 +21,7 @@ from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_inde
                                                  choose_split, make_split)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, random_primes,
                                                      rational_reconstruct_bounded)
-from ladders.solver.exact import gcd, invert, mpq, mpz
+from ladders.solver.exact import gcd, invert, is_prime, mpq, mpz
 
 
 # ----------------------------------------------------------------------------------
@@ -531,8 +531,10 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     res = np.zeros((pr.size, players), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
     floor = max(sp.deg_a, sp.deg_b, data.n + 1, math.factorial(max(sp.r, sp.s, 1)))
+    # the kernel's field arithmetic needs a prime modulus: anything else is reported
+    # unusable (a composite one could make its Euclid loop forever)
     usable = np.array([q % 2 == 1 and q < (1 << 63) and q > floor and data.d % q != 0
-                       for q in (int(x) for x in pr)], dtype=np.bool_)
+                       and bool(is_prime(q)) for q in (int(x) for x in pr)], dtype=np.bool_)
     if usable.any():
         idx = np.nonzero(usable)[0]
         sub_res = np.zeros((idx.size, players), dtype=np.uint64)
@@ -645,7 +647,7 @@ def table_residues(chain, primes: Sequence[int]) -> tuple[np.ndarray, np.ndarray
         indptr[a + 1] = len(indices)
     pr = np.asarray([int(q) for q in primes], dtype=np.uint64)
     for q in (int(x) for x in pr):
-        if q % 2 == 0 or q >= (1 << 63) or q <= n + 1 or data.d % q == 0:
+        if q % 2 == 0 or q >= (1 << 63) or q <= n + 1 or data.d % q == 0 or not is_prime(q):
             raise ValueError(f"unusable prime {q}")
     res = np.zeros((pr.size, n, n), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
