@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -143,6 +144,19 @@ def cli_run(board_file: Path, workers: int) -> dict[str, Any]:
             "stages": data["details"]["stages"]}
 
 
+def before_run(checkout: Path, board_file: Path, workers: int) -> dict[str, Any]:
+    """The same command from an older checkout (its top-level ``cluster`` package on
+    PYTHONPATH, this environment's libraries), timed the same way: before and after a
+    change, side by side in one run."""
+    cmd = [sys.executable, "-m", "cluster.cli", "solve", str(board_file), "--engine",
+           "elimination", "--workers", str(workers), "--json"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(checkout)}, cwd=checkout)
+    wall = time.perf_counter() - t0
+    return {"wall": wall, "value": str_to_fraction(json.loads(proc.stdout)["seats"][0]["exact"])}
+
+
 def baseline_run(board_file: Path) -> dict[str, Any]:
     """The published algorithm in a fresh process (this script with ``--baseline``)."""
     proc = subprocess.run([sys.executable, __file__, "--baseline", str(board_file)],
@@ -166,6 +180,8 @@ def main() -> None:
                              "board; the speed-up is the ratio of the medians")
     parser.add_argument("--skip-full", action="store_true", help="only the 60-square comparison")
     parser.add_argument("--baseline", metavar="BOARD", help=argparse.SUPPRESS)
+    parser.add_argument("--before", metavar="CHECKOUT", type=Path, default=None,
+                        help="also time 'ladders solve' of an older checkout (before a change)")
     args = parser.parse_args()
     if args.baseline:  # the child process of baseline_run
         system = Problem.build(load_board(args.baseline), 2).system
@@ -184,6 +200,7 @@ def main() -> None:
     bases: list[float] = []
     engines: list[dict[str, Any]] = []
     clis: list[dict[str, Any]] = []
+    befores: list[float] = []
     for k in range(1, args.rounds + 1):
         base = baseline_run(board_file)
         bases.append(base["seconds"])
@@ -192,6 +209,11 @@ def main() -> None:
         assert eng["value"] == base["value"] == cli["value"], "engine and baseline disagree"
         engines.append(eng)
         clis.append(cli)
+        if args.before:
+            old = before_run(args.before, board_file, args.workers)
+            assert old["value"] == cli["value"], "the older checkout disagrees"
+            befores.append(old["wall"])
+            print(f"           the older checkout's 'ladders solve' end to end {old['wall']:.2f} s")
         print(f"  round {k}: published algorithm (mpq, right-to-left) {bases[-1]:6.2f} s;  "
               f"column-block engine, {args.workers} Dask workers {eng['solve']:5.2f} s "
               f"({eng['tasks']} tasks); 'ladders solve' end to end {cli['wall']:.2f} s")
@@ -207,6 +229,12 @@ def main() -> None:
         "cli_wall_s": [round(c["wall"], 3) for c in clis],
         "speedup_of_medians": round(base / solve_s, 2), "speedup_end_to_end": round(base / cli_s, 2),
         "same_fraction": True}}
+    if befores:
+        before_s = statistics.median(befores)
+        print(f"  before the change: 'ladders solve' {before_s:.2f} s end to end, "
+              f"{base / before_s:.2f}x the baseline (now {base / cli_s:.2f}x)")
+        report["board60"].update(before_wall_s=[round(b, 3) for b in befores],
+                                 speedup_end_to_end_before=round(base / before_s, 2))
     if not args.skip_full:
         full = engine_run(Problem.build(hasbro, 2), args.workers)
         value = full["value"]

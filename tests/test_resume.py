@@ -135,7 +135,7 @@ def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
     whole = finish(["solve", "hasbro"])["seats"]
     # SIGTERM in the middle of the lifting: exit 75, a saved state, the same answer
     store = tmp_path / "run-term"
-    proc = start(["solve", "hasbro", "--checkpoint", str(store), "--save-every", "0.2"])
+    proc = start(["solve", "hasbro", "--engine", "modular", "--checkpoint", str(store), "--save-every", "0.2"])
     deadline = time.time() + 60
     while not (store / "lift").exists() or not any((store / "lift").iterdir()):
         assert time.time() < deadline, "no lifting state was saved"
@@ -150,7 +150,7 @@ def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
     assert resumed["seats"] == whole and resumed["details"]["resumed_from_step"] == st["steps"]
     # kill -9 of the process: the last committed state is where the resume starts
     store = tmp_path / "run-kill"
-    proc = start(["solve", "hasbro", "--checkpoint", str(store), "--save-every", "0"])
+    proc = start(["solve", "hasbro", "--engine", "modular", "--checkpoint", str(store), "--save-every", "0"])
     deadline = time.time() + 60
     while True:
         assert time.time() < deadline, "no lifting state reached 256 steps"
