@@ -23,10 +23,10 @@ from ladders.cluster.engines import engine_names
               help="Exact engine [default: the fastest for the problem]: "
               + "; ".join(f"{name} = {summary}" for name, summary in engine_names().items()) + ".")
 @click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
-              show_default=True, help="elimination and crt: where the tasks run; auto = in "
+              show_default=True, help="elimination, crt and series: where the tasks run; auto = in "
               "memory for small problems, else a Dask cluster.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="modular and crt: seed of the random primes (default: fresh ones).")
+              help="modular, crt and series: seed of the random primes (default: fresh ones).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
               help="Run store folder (Zarr): the solve survives interruption, see 'ladders resume'.")
 @cluster_options
@@ -40,7 +40,7 @@ from ladders.cluster.engines import engine_names
 @click.option("--save-every", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="modular with --checkpoint: seconds between saved lifting states [default: 10].")
 @click.option("--batch-primes", type=click.IntRange(min=1), default=None,
-              help="crt: primes per task [default: 32, about 5 s of work on hasbro].")
+              help="crt and series: primes per task [default: crt 32, series 256: a few seconds of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
               help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
               "series, modular and crt engines.")
@@ -55,22 +55,23 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
           table_path: str | None, output_path: str | None, as_json: bool) -> int:
     """Exact win probability of every seat, certified and checked against the bounds.
 
-    The race becomes a sparse integer system (two players: P(a,b), the published
-    formulation; more: the round formulation). The default modular engine factors it
-    once modulo a word-size prime, lifts the solution p-adically, reconstructs the
-    fractions and certifies them: A x = b is checked exactly for every unknown.
+    The default series engine never builds the race's system: it sums one player's
+    generating functions (two players: polynomials of degree 81 over the rationals,
+    the solve step checked exactly; three or more: every seat modulo word-size primes
+    as Dask tasks, reconstructed and confirmed at primes not used to build it, and the
+    Markov bounds to 1,000 digits). See docs/series.md.
 
-    The elimination engine eliminates fraction-free in column blocks with the wanted
-    unknown last; the crt engine solves modulo batches of primes. Both run as Dask
-    tasks on a local cluster (or --scheduler) and checkpoint into --checkpoint DIR, so
-    that a crash or Ctrl-C loses at most the tasks in flight; 'ladders resume DIR'
-    continues.
+    The other engines solve the race's sparse system: modular lifts its solution
+    p-adically and certifies A x = b for every unknown; elimination eliminates
+    fraction-free in column blocks with the wanted unknown last; crt solves modulo
+    batches of primes. Runs with --checkpoint DIR survive a crash or Ctrl-C (at most
+    the tasks in flight are lost); 'ladders resume DIR' continues.
 
     \b
     Examples:
-      ladders solve hasbro --exact                        # all 4,453 digits in seconds
+      ladders solve hasbro --exact                        # all 4,453 digits in a second
       ladders solve hasbro --table p.jsonl.gz             # ... and all 6,561 P(a,b)
-      ladders solve tiny10 --players 3
+      ladders solve hasbro --players 3 --output h3.json.gz --checkpoint runs/h3
       ladders solve hasbro --engine elimination --checkpoint runs/hasbro --workers 2
       ladders solve hasbro --engine crt --scheduler tcp://10.0.0.5:8786 --checkpoint /shared/h
     """
