@@ -124,16 +124,19 @@ class SeriesWork:
         clear_leftovers(store, self.manifest)
         self.pending: list[tuple[dict[str, Any], float]] = []
         self._primes: list[int] = []
+        self._sequence: Any = None
         self.before = len(committed_batches(self.manifest))
         self.compute_seconds = 0.0
         for _k, ref in sorted(committed_batches(self.manifest).items()):
             self._fold(ref)
 
     def primes(self, k: int) -> list[int]:
-        """The primes of batch k (the run's seed fixes the sequence)."""
-        from ladders.solver.engines.series import prime_sequence
-        if len(self._primes) < (k + 1) * self.size:
-            self._primes = prime_sequence(self.seed, (k + 1) * self.size)
+        """The primes of batch k (the run's seed fixes the sequence; drawn once)."""
+        from ladders.solver.engines.series import random_primes
+        if self._sequence is None:
+            self._sequence = random_primes(self.seed)
+        while len(self._primes) < (k + 1) * self.size:
+            self._primes.append(next(self._sequence))
         return self._primes[k * self.size:(k + 1) * self.size]
 
     def _fold(self, ref: Any) -> None:
