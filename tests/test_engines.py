@@ -71,3 +71,17 @@ def test_on_a_local_cluster(name: str, engine: str, scheduler: str, tmp_path) ->
 
 def test_every_engine_is_in_the_table() -> None:
     assert {"modular", "crt", "elimination", "series"} <= set(ENGINES)
+
+
+def test_a_series_run_stops_and_resumes_to_the_same_fractions(tmp_path) -> None:
+    ex = EXAMPLES["tiny10-3"]
+    problem = Problem.build(ex.board, ex.players)
+    calls = []
+    stopped = solve(problem, "series", checkpoint=str(tmp_path / "run"), executor="serial",
+                    batch_primes=1, seed=7, progress=lambda *a: calls.append(a),
+                    should_stop=lambda: len(calls) >= 1)
+    assert stopped.interrupted and stopped.tasks_run == 1
+    from ladders.cluster.runs import resume
+    out = resume(str(tmp_path / "run"))
+    assert out.seats == expected("tiny10-3") and out.verified["passed"]
+    assert out.tasks_total > out.tasks_run  # the committed batch was not redone
