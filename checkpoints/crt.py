@@ -24,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from ladders.checkpoints.batches import RESIDUES
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
-from ladders.checkpoints.store import Manifest, RunStore
+from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.crt import solve_mod
 from ladders.solver.engines.modp import permute_csr
 from ladders.solver.problem import Problem
 from ladders.solver.system import LinearSystem, pivot_order
 
-RESIDUES = "residues"
 Permuted = tuple[np.ndarray, np.ndarray, np.ndarray]
 _SYSTEMS: dict[tuple[str, str], tuple[LinearSystem, np.ndarray, Permuted]] = {}
 
@@ -78,23 +78,3 @@ def read_batch(store: RunStore, ref: SegmentRef) -> list[tuple[int, np.ndarray]]
     arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
     return [(int(p), arrays["residues"][i]) for i, p in enumerate(arrays["primes"].tolist())
             if arrays["valid"][i]]
-
-
-def committed_batches(manifest: Manifest) -> dict[int, SegmentRef]:
-    """Batch number -> segment, as the manifest lists them."""
-    return {int(k): SegmentRef.from_json(v) for k, v in manifest.extra.get("batches", {}).items()}
-
-
-def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits: int) -> Manifest:
-    """The manifest after batch ``receipt['k']`` finished (``bits``: size of the modulus)."""
-    batches = dict(manifest.extra.get("batches", {}))
-    batches[str(receipt["k"])] = receipt["segment"]
-    return Manifest(seq=manifest.seq + 1, groups={}, factored={}, done=set(),
-                    elapsed=manifest.elapsed + seconds, max_bits=bits,
-                    extra={**manifest.extra, "batches": batches})
-
-
-def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
-    """Delete residue segments no committed manifest lists (tasks in flight when a driver
-    died, or run twice). Returns how many."""
-    return store.remove_unlisted(RESIDUES, {ref.path for ref in committed_batches(manifest).values()})

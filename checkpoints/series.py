@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from ladders.checkpoints.batches import RESIDUES
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
-from ladders.checkpoints.store import Manifest, RunStore
+from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.series import SeriesPlan, plan_series
 from ladders.solver.problem import Problem
 
-RESIDUES = "residues"
 #: One plan per worker process and run (the chain's data and the kernel's arguments).
 _PLANS: dict[tuple[str, str], SeriesPlan] = {}
 
@@ -74,22 +74,3 @@ def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray
     """``(primes, residues, valid)`` of a committed batch (digest checked)."""
     arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
     return arrays["primes"], arrays["residues"], arrays["valid"].astype(bool)
-
-
-def committed_batches(manifest: Manifest) -> dict[int, SegmentRef]:
-    """Batch number -> segment, as the manifest lists them."""
-    return {int(k): SegmentRef.from_json(v) for k, v in manifest.extra.get("batches", {}).items()}
-
-
-def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits: int) -> Manifest:
-    """The manifest after batch ``receipt['k']`` finished (``bits``: primes' bits so far)."""
-    batches = dict(manifest.extra.get("batches", {}))
-    batches[str(receipt["k"])] = receipt["segment"]
-    return Manifest(seq=manifest.seq + 1, groups={}, factored={}, done=set(),
-                    elapsed=manifest.elapsed + seconds, max_bits=bits,
-                    extra={**manifest.extra, "batches": batches})
-
-
-def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
-    """Delete residue segments no committed manifest lists. Returns how many."""
-    return store.remove_unlisted(RESIDUES, {ref.path for ref in committed_batches(manifest).values()})

@@ -157,6 +157,72 @@ class Work(Protocol):
         """Commit what was accepted: the new manifests become the resume point."""
 
 
+class BatchWork:
+    """The part of :class:`Work` that the prime-based engines share: items are batch
+    numbers 0, 1, 2, ... (each a fixed list of primes), a finished batch is committed
+    as a manifest that lists its segment (:mod:`ladders.checkpoints.batches`) and then
+    folded into the engine's own state. Subclasses give ``task`` (and ``primes``),
+    ``fold(ref)``, ``bits()`` (the modulus so far) and ``finished``."""
+
+    def __init__(self, store: Any) -> None:
+        from ladders.checkpoints.batches import clear_leftovers, committed_batches
+        self.store = store
+        self.manifest = store.current()
+        clear_leftovers(store, self.manifest)
+        self.pending: list[tuple[dict[str, Any], float]] = []
+        self.before = len(committed_batches(self.manifest))
+
+    def fold_committed(self) -> None:
+        """Fold every batch the manifest lists, in batch order (a resumed run)."""
+        from ladders.checkpoints.batches import committed_batches
+        for _k, ref in sorted(committed_batches(self.manifest).items()):
+            self.fold(ref)
+
+    def fold(self, ref: Any) -> None:
+        raise NotImplementedError
+
+    def bits(self) -> int:
+        raise NotImplementedError
+
+    def batches(self) -> int:
+        from ladders.checkpoints.batches import committed_batches
+        return len(committed_batches(self.manifest))
+
+    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
+        from ladders.checkpoints.batches import committed_batches
+        taken = set(committed_batches(self.manifest)) | set(running) | {r["k"] for r, _ in self.pending}
+        out: list[Hashable] = []
+        k = 0
+        while len(out) < limit:
+            if k not in taken:
+                out.append(k)
+            k += 1
+        return out
+
+    def task(self, item: Hashable) -> Task:
+        raise NotImplementedError
+
+    def run_here(self, item: Hashable) -> dict[str, Any]:
+        task = self.task(item)
+        return task.function(*task.args)
+
+    def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
+        self.pending.append((receipt, seconds))
+
+    def commit(self) -> None:
+        """Commit each finished batch, then fold its residues in (in batch order)."""
+        from ladders.checkpoints.batches import committed_batches, with_batch
+        pending, self.pending = self.pending, []
+        for receipt, seconds in sorted(pending, key=lambda rs: rs[0]["k"]):
+            if receipt["k"] in committed_batches(self.manifest):
+                continue  # ran twice: the committed one stays
+            new = with_batch(self.manifest, receipt, seconds, 0)
+            self.fold(committed_batches(new)[receipt["k"]])
+            new.max_bits = self.bits()
+            self.store.commit(new)
+            self.manifest = new
+
+
 def run_serial(work: Work, should_stop: Callable[[], bool],
                progress: Callable[[], None] = lambda: None) -> bool:
     """Run the items one by one in this process, committing each; True if stopped."""

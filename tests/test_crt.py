@@ -17,7 +17,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.checkpoints.crt import committed_batches
+from ladders.checkpoints.batches import committed_batches
 from ladders.checkpoints.store import RunStore
 from ladders.cluster.executor import ClusterSpec
 from ladders.cluster.runs import resume, solve, verify_stored

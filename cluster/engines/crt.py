@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from ladders.cluster.engines import Engine, SolveRequest
-from ladders.cluster.executor import Task
+from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
     from ladders.checkpoints.store import Manifest, RunStore
@@ -64,7 +64,7 @@ class CrtEngine(Engine):
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """How many batches a run takes is known only when the answer is certified
         (each prime adds about 8.4 digits)."""
-        from ladders.checkpoints.crt import committed_batches
+        from ladders.checkpoints.batches import committed_batches
         from ladders.solver.exact import bits_to_digits
         done = len(committed_batches(manifest))
         primes = done * int(store.run["batch_primes"])
@@ -73,33 +73,28 @@ class CrtEngine(Engine):
                 "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
 
 
-class CrtWork:
+class CrtWork(BatchWork):
     """One session of a crt run (:class:`ladders.cluster.executor.Work`): remainders so
     far, and the certificate when it comes."""
 
     def __init__(self, store: RunStore) -> None:
         import numpy as np
 
-        from ladders.checkpoints.crt import clear_leftovers, committed_batches, crt_system
+        from ladders.checkpoints.crt import crt_system
         from ladders.solver.engines.crt import FormAccumulator
         from ladders.solver.engines.modular import combination_weights
-        self.store = store
+        super().__init__(store)
         self.system, self.order, _ = crt_system(store)
         self.seed = int(store.run["seed"])
         self.size = int(store.run["batch_primes"])
         self.acc = FormAccumulator(self.system.columns,
                                    combination_weights(self.system.size, np.random.default_rng(self.seed)))
-        self.manifest = store.current()
-        clear_leftovers(store, self.manifest)
         self.tried: set[tuple[int, ...]] = set()
         self.lifter: Any = None
         self.rejected = 0
         self.certified: list[Any] | None = None
-        self.pending: list[tuple[dict[str, Any], float]] = []
         self._primes: list[int] = []
-        self.before = len(committed_batches(self.manifest))
-        for ref in committed_batches(self.manifest).values():
-            self._fold(ref)
+        self.fold_committed()
 
     def primes(self, k: int) -> list[int]:
         """The primes of batch k."""
@@ -108,16 +103,14 @@ class CrtWork:
             self._primes = prime_sequence(self.seed, (k + 1) * self.size)
         return self._primes[k * self.size:(k + 1) * self.size]
 
-    def _fold(self, ref: Any) -> None:
+    def fold(self, ref: Any) -> None:
         from ladders.checkpoints.crt import read_batch
         for p, residues in read_batch(self.store, ref):
             self.acc.add(p, residues)
 
-    def batches(self) -> int:
-        from ladders.checkpoints.crt import committed_batches
-        return len(committed_batches(self.manifest))
+    def bits(self) -> int:
+        return int(self.acc.modulus.bit_length())
 
-    # -- Work
     def finished(self) -> bool:
         """Certify the current candidate denominators, if there is a new one."""
         from ladders.solver.engines.modular import MARGIN_BITS, Lifter
@@ -137,43 +130,12 @@ class CrtWork:
         self.certified = cols
         return True
 
-    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
-        from ladders.checkpoints.crt import committed_batches
-        taken = set(committed_batches(self.manifest)) | set(running) | {r["k"] for r, _ in self.pending}
-        out: list[Hashable] = []
-        k = 0
-        while len(out) < limit:
-            if k not in taken:
-                out.append(k)
-            k += 1
-        return out
-
     def task(self, item: Hashable) -> Task:
         from ladders.checkpoints.crt import run_crt_batch
         k = int(item)  # type: ignore[call-overload]
         token = self.store.run["crt_token"]
         return Task(run_crt_batch, (str(self.store.root), token, k, self.primes(k)),
                     key=f"ladders-crt-{token}-{k}", priority=-k)
-
-    def run_here(self, item: Hashable) -> dict[str, Any]:
-        task = self.task(item)
-        return task.function(*task.args)
-
-    def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
-        self.pending.append((receipt, seconds))
-
-    def commit(self) -> None:
-        """Commit each finished batch, then fold its residues in."""
-        from ladders.checkpoints.crt import committed_batches, with_batch
-        pending, self.pending = self.pending, []
-        for receipt, seconds in sorted(pending, key=lambda rs: rs[0]["k"]):
-            if receipt["k"] in committed_batches(self.manifest):
-                continue  # ran twice: the committed one stays
-            new = with_batch(self.manifest, receipt, seconds, 0)
-            self._fold(committed_batches(new)[receipt["k"]])
-            new.max_bits = int(self.acc.modulus.bit_length())
-            self.store.commit(new)
-            self.manifest = new
 
 
 def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from ladders.cluster.engines import Engine, SolveRequest
-from ladders.cluster.executor import Task
+from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
     from ladders.checkpoints.store import Manifest, RunStore
@@ -91,7 +91,7 @@ class SeriesEngine(Engine):
         return _run(store, problem, SolveRequest(spec=request.spec), executor, progress, should_stop)
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        from ladders.checkpoints.series import committed_batches
+        from ladders.checkpoints.batches import committed_batches
         from ladders.solver.exact import bits_to_digits
         done = len(committed_batches(manifest))
         primes = done * int(store.run["batch_primes"])
@@ -108,27 +108,22 @@ class SeriesEngine(Engine):
         return list(race_exact(problem.chain, problem.players).seats)
 
 
-class SeriesWork:
+class SeriesWork(BatchWork):
     """One session of a series run (:class:`ladders.cluster.executor.Work`): the
     residues so far in a reconstruction stream, the fractions when they come."""
 
     def __init__(self, store: RunStore) -> None:
-        from ladders.checkpoints.series import clear_leftovers, committed_batches, series_plan
+        from ladders.checkpoints.series import series_plan
         from ladders.solver.engines.series import ReconstructionStream
-        self.store = store
+        super().__init__(store)
         self.plan = series_plan(store)
         self.seed = int(store.run["seed"])
         self.size = int(store.run["batch_primes"])
         self.stream = ReconstructionStream(self.plan.players, must_sum_to_one=True)
-        self.manifest = store.current()
-        clear_leftovers(store, self.manifest)
-        self.pending: list[tuple[dict[str, Any], float]] = []
         self._primes: list[int] = []
         self._sequence: Any = None
-        self.before = len(committed_batches(self.manifest))
         self.compute_seconds = 0.0
-        for _k, ref in sorted(committed_batches(self.manifest).items()):
-            self._fold(ref)
+        self.fold_committed()
 
     def primes(self, k: int) -> list[int]:
         """The primes of batch k (the run's seed fixes the sequence; drawn once)."""
@@ -139,29 +134,16 @@ class SeriesWork:
             self._primes.append(next(self._sequence))
         return self._primes[k * self.size:(k + 1) * self.size]
 
-    def _fold(self, ref: Any) -> None:
+    def fold(self, ref: Any) -> None:
         from ladders.checkpoints.series import read_batch
         primes, residues, valid = read_batch(self.store, ref)
         self.stream.add([int(p) for p in primes], residues, valid)
 
-    def batches(self) -> int:
-        from ladders.checkpoints.series import committed_batches
-        return len(committed_batches(self.manifest))
+    def bits(self) -> int:
+        return self.stream.bits
 
-    # -- Work
     def finished(self) -> bool:
         return self.stream.values is not None
-
-    def ready(self, running: set[Hashable], limit: int) -> list[Hashable]:
-        from ladders.checkpoints.series import committed_batches
-        taken = set(committed_batches(self.manifest)) | set(running) | {r["k"] for r, _ in self.pending}
-        out: list[Hashable] = []
-        k = 0
-        while len(out) < limit:
-            if k not in taken:
-                out.append(k)
-            k += 1
-        return out
 
     def task(self, item: Hashable) -> Task:
         from ladders.checkpoints.series import run_series_batch
@@ -170,26 +152,9 @@ class SeriesWork:
         return Task(run_series_batch, (str(self.store.root), token, k, self.primes(k)),
                     key=f"ladders-series-{token}-{k}", priority=-k)
 
-    def run_here(self, item: Hashable) -> dict[str, Any]:
-        task = self.task(item)
-        return task.function(*task.args)
-
     def accept(self, item: Hashable, receipt: dict[str, Any], seconds: float) -> None:
-        self.pending.append((receipt, seconds))
+        super().accept(item, receipt, seconds)
         self.compute_seconds += float(receipt.get("compute_seconds", 0.0))
-
-    def commit(self) -> None:
-        """Commit each finished batch, then fold its residues in (in batch order)."""
-        from ladders.checkpoints.series import committed_batches, with_batch
-        pending, self.pending = self.pending, []
-        for receipt, seconds in sorted(pending, key=lambda rs: rs[0]["k"]):
-            if receipt["k"] in committed_batches(self.manifest):
-                continue  # ran twice: the committed one stays
-            new = with_batch(self.manifest, receipt, seconds, 0)
-            self._fold(committed_batches(new)[receipt["k"]])
-            new.max_bits = self.stream.bits
-            self.store.commit(new)
-            self.manifest = new
 
 
 class _Bounds(threading.Thread):
