@@ -2,7 +2,7 @@
 run.json, the LOCK, the cluster connection, and the record of a verified answer.
 
 A driver (``ladders/cluster/engines/NAME.py``) opens a session with :func:`locked`
-(and :func:`cluster_for` when its tasks run on Dask), drives its work with the loops
+(and :class:`ClusterStart` with :func:`connect_checked` when its tasks run on Dask), drives its work with the loops
 of :mod:`ladders.cluster.executor`, verifies with :mod:`ladders.solver.checks.verify`,
 and ends with :func:`record`.
 """

@@ -58,7 +58,8 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
              f"  series        degrees {data['series']['degrees'][0]:,} and "
              f"{data['series']['degrees'][1]:,}, up to ~{data['series']['digits_estimate']:,} digits: "
              + (f"{data['series']['primes']:,} primes at {data['series']['ms_per_prime']:.1f} ms "
-                f"(measured): {human(data['series']['seconds'])} on {workers} workers"
+                f"({'measured' if data['series']['ms_measured'] else 'scaled from 3 players'}): "
+                f"{human(data['series']['seconds'])} on {workers} workers"
                 if data["series"]["primes"] else data["series"]["how"]),
              f"  verdict       {data['verdict']}"]
     emit(data, as_json, "\n".join(lines))

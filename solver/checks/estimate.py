@@ -138,11 +138,31 @@ SERIES_PRIME_BITS = 62
 SERIES_OVERSHOOT = 1.12
 
 
+#: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
+#: up to which ``ladders plan`` runs primes of the problem itself (about a second);
+#: beyond it, the time per modelled operation is measured on the 3-player race of the
+#: same chain and scaled (4 players on hasbro: 2.3e8, 5: 5.2e9, 6: 4.1e11).
+SERIES_MEASURE_LIMIT = 3e8
+
+
+def _seconds_per_prime(plan: Any, sample: int) -> float:
+    """Seconds of one prime of ``plan``, measured on ``sample`` primes after one that
+    loads (or compiles) the kernel."""
+    from ladders.solver.engines.series import prime_sequence
+    batch = prime_sequence(1, sample + 1)
+    plan.residues(batch[:1])
+    t0 = time.perf_counter()
+    plan.residues(batch[1:])
+    return (time.perf_counter() - t0) / sample
+
+
 def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
                    sample: int = 8) -> dict[str, Any]:
-    """The series engine's plan: degrees, digits and primes expected, and the time of
-    ``sample`` primes measured here (after loading the compiled kernel)."""
-    from ladders.solver.engines.series import plan_series
+    """The series engine's plan: degrees, digits and primes expected, and the time of a
+    prime: measured on ``sample`` primes of the problem when the cost model calls it
+    cheap, else measured on the 3-player race of the same chain and scaled by the model
+    (so that a plan of 5 or 6 players does not run minutes of primes)."""
+    from ladders.solver.engines.series import choose_split, plan_series, split_cost
     plan = plan_series(chain, players)
     data = plan.data
     n, d = data.n, data.d
@@ -152,16 +172,16 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,
                 "seconds": 0.0, "how": "over Q in this process (flint), no primes"}
     primes = math.ceil(2 * digits * math.log2(10) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
-    from ladders.solver.engines.series import prime_sequence
-    batch = prime_sequence(1, sample + 1)
-    plan.residues(batch[:1])  # loads (or compiles) the kernel: not part of the timing
-    batch = batch[1:]
-    t0 = time.perf_counter()
-    plan.residues(batch)
-    per = (time.perf_counter() - t0) / sample
+    cost = split_cost(choose_split(data, players))
+    measured = cost <= SERIES_MEASURE_LIMIT
+    if measured:
+        per = _seconds_per_prime(plan, sample)
+    else:
+        small = plan_series(chain, 3)
+        per = _seconds_per_prime(small, sample) * cost / split_cost(choose_split(data, 3))
     return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
             "digits_estimate": digits, "primes": primes, "ms_per_prime": round(1000 * per, 3),
-            "seconds": round(primes * per / workers, 1),
+            "ms_measured": measured, "seconds": round(primes * per / workers, 1),
             "bytes": int(primes * players * 8 + 16 * digits * math.log2(10) / 8),
             "how": f"{primes:,} primes of {SERIES_PRIME_BITS} bits on {workers} workers"}
 
