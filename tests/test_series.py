@@ -19,6 +19,7 @@ from ladders.solver.exact import fraction_to_decimal, gcd, invert, isqrt, mpq, m
 from ladders.solver.games.board import BoardError, make_board, preset_board
 from ladders.solver.games.chain import build_chain
 from ladders.solver.games.race import race_system, seats_from_values, solve_race
+from examples import truncated
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -75,7 +76,8 @@ def test_every_rule_and_player_count(rule, players):
 @given(board=boards(max_end=9), players=st.integers(2, 4))
 def test_every_split_gives_the_same_residues(board, players):
     chain = build_chain(board)
-    primes = [q for q, _ in zip(series.random_primes(3), range(3))]
+    primes = [q for q, _ in zip(series.random_primes(3), range(2))]
+    primes += [q for q, _ in zip(series.ntt_primes(3), range(2))]
     first = None
     for s in range(players):
         res, valid = series.seat_residues(chain, players, primes, split=s)
@@ -85,14 +87,17 @@ def test_every_split_gives_the_same_residues(board, players):
         assert (res == first).all()
 
 
-def test_residues_are_the_reduced_answer():
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("source", [series.random_primes, series.ntt_primes])
+def test_residues_are_the_reduced_answer(players, source):
+    # random primes take the schoolbook products, transform primes the transforms
     chain = build_chain(preset_board("tiny10"))
-    exact = oracle(chain, 3)
-    primes = [q for q, _ in zip(series.random_primes(11), range(5))]
-    res, valid = series.seat_residues(chain, 3, primes)
+    exact = oracle(chain, players)
+    primes = [q for q, _ in zip(source(11), range(5))]
+    res, valid = series.seat_residues(chain, players, primes)
     for i, q in enumerate(primes):
         assert valid[i]
-        for j in range(3):
+        for j in range(players):
             v = exact[j]
             assert int(res[i, j]) == int(v.numerator * invert(v.denominator, q) % q)
 
@@ -251,3 +256,15 @@ def test_a_composite_modulus_is_reported_not_run() -> None:
     prime = series.prime_sequence(3, 1)[0]
     res, valid = series.seat_residues(chain, 3, [(1 << 61) + 1, prime])
     assert valid.tolist() == [False, True] and res[0].tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_transforms_and_schoolbook_give_the_same_fractions(players):
+    # hasbro cut at 26: exponentials of a few hundred terms (the divide-and-conquer
+    # blocks), products by transforms for transform primes and by schoolbook otherwise
+    chain = build_chain(truncated("hasbro", 26))
+    fast = series.k_player_solve(chain, players, series.ntt_primes(21))
+    slow = series.k_player_solve(chain, players, series.random_primes(21))
+    assert fast.seats == slow.seats and sum(fast.seats, mpq(0)) == 1
+    sp = series.choose_split(series.chain_data(chain), players)
+    assert sp.deg_b > 64                       # the exponential's products were used

@@ -114,12 +114,12 @@ class SeriesWork(BatchWork):
 
     def __init__(self, store: RunStore) -> None:
         from ladders.checkpoints.series import series_plan
-        from ladders.solver.engines.series import ReconstructionStream
+        from ladders.solver.engines.series import engine_stream
         super().__init__(store)
         self.plan = series_plan(store)
         self.seed = int(store.run["seed"])
         self.size = int(store.run["batch_primes"])
-        self.stream = ReconstructionStream(self.plan.players, must_sum_to_one=True)
+        self.stream = engine_stream(self.plan)
         self._primes: list[int] = []
         self._sequence: Any = None
         self.compute_seconds = 0.0
@@ -127,9 +127,9 @@ class SeriesWork(BatchWork):
 
     def primes(self, k: int) -> list[int]:
         """The primes of batch k (the run's seed fixes the sequence; drawn once)."""
-        from ladders.solver.engines.series import random_primes
+        from ladders.solver.engines.series import ntt_primes
         if self._sequence is None:
-            self._sequence = random_primes(self.seed)
+            self._sequence = ntt_primes(self.seed, self.plan.two_adicity)
         while len(self._primes) < (k + 1) * self.size:
             self._primes.append(next(self._sequence))
         return self._primes[k * self.size:(k + 1) * self.size]

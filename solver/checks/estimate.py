@@ -128,10 +128,6 @@ def crt_seconds(size: RaceSize, factor_seconds: float, workers: int) -> float:
     return size.primes * factor_seconds / workers
 
 
-#: The series engine's fractions have at most about n deg_b log10(d) digits (the size
-#: of the resultant that bounds their denominators); on hasbro 92-93 % of it for 2 and 3
-#: players (4,453 of 4,852; 175,755 of 189,280). Small boards cancel much more.
-SERIES_FIT = 0.93
 #: Bits of a word prime of the series engine, and how far the reconstruction's growing
 #: attempts overshoot the primes needed (the ratio of two attempts).
 SERIES_PRIME_BITS = 62
@@ -149,7 +145,7 @@ def _seconds_per_prime(plan: Any, sample: int) -> float:
     """Seconds of one prime of ``plan``, measured on ``sample`` primes after one that
     loads (or compiles) the kernel."""
     from ladders.solver.engines.series import prime_sequence
-    batch = prime_sequence(1, sample + 1)
+    batch = prime_sequence(1, sample + 1, plan.two_adicity)
     plan.residues(batch[:1])
     t0 = time.perf_counter()
     plan.residues(batch[1:])
@@ -162,11 +158,10 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
     prime: measured on ``sample`` primes of the problem when the cost model calls it
     cheap, else measured on the 3-player race of the same chain and scaled by the model
     (so that a plan of 5 or 6 players does not run minutes of primes)."""
-    from ladders.solver.engines.series import choose_split, plan_series, split_cost
+    from ladders.solver.engines.series import choose_split, expected_digits, plan_series, split_cost
     plan = plan_series(chain, players)
     data = plan.data
-    n, d = data.n, data.d
-    digits = round(SERIES_FIT * n * math.comb(data.n1 + players - 2, players - 1) * math.log10(d))
+    digits = expected_digits(data, players)
     if players == 2:
         return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,

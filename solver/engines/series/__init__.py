@@ -38,24 +38,28 @@ deg D_b + z. D_b comes from the power sums: p_m = tr(Q^m) (Newton's identities f
 the cycle index of the symmetric group gives the power sums of the multiset products,
 P_m = h_r(lambda^m) = sum_{partitions pi of r} (1/z_pi) prod_{c in pi} p_(c m)
 (r = 2: (p_m^2 + p_2m)/2), and D_b = exp(-sum_m P_m z^m / m). Putting s survival
-factors with f (a = f S^s'T^(s-s')) makes chi_a the composed product chi (x) Sym^s
-(power sums p_m h_s(lambda^m), degree n1 C(n1+s-1, s) + z); the same chi_a and D_b
-serve every seat. The split s is chosen by a cost model (:func:`choose_split`):
-s = 0 for k = 2, 3 (chi_a = chi, degree 81; D_b degree 77 or 3,003), s = 1 for
-k = 4, 5 and s = 2 for k = 6 on hasbro (k >= 5 is out of reach per prime: D_b or chi_a
-of degree 79,079+ with a quadratic exponential).
+factors with f (a = f S^s'T^(s-s')) makes a a product of s + 1 such sequences, again
+symmetric in its factors: chi_a = x^z rev(D_a) with D_a = det(I - z Sym^(s+1) Q), degree
+C(n1+s, s+1) + z (power sums h_(s+1)(lambda^m)); the same chi_a and D_b serve every
+seat. The split s is chosen by a cost model (:func:`choose_split`): s = 0 for k = 2, 3
+(chi_a = chi, degree 81; D_b degree 77 or 3,003), s = 1 for k = 4 on hasbro (a = fS and
+b = S^2 both in Sym^2: D_a = D_b, degree 3,003, one exponential), and for k = 5, 6
+(b = S^3, S^4: D_b of degree 79,079 and 1,581,580).
 
-Avoiding N_b. With L = deg D_b + z and B_<L the first L terms of b,
-N_b = D_b B_<L - x^L H (H: the high part of the product), hence
+The tail, by products. With L = deg D_b + z and c_k = L_a(x^k G) = sum_q G_q a_(k+q+1)
+(k < L; a middle product of G and the first L + m terms of a), and
+N_b = D_b B mod z^L (deg N_b < L),
 
-    sum_t a_t b_t = sum_{s<L} b_(s+1) w_s,   w_s = a_(s+1) - tau_s,
-    tau_s = L_a(G x^L T_(L-s) mod chi_a),   T_r = sum_{l>=r} D_b[l] x^(l-r),  G = D_b^-1 mod chi_a.
+    sum_t a_t b_t = sum_{k<L} N_b[k] c_k = sum_{s<L} b_(s+1) W_s,
+    W_s = sum_{i <= L-1-s} D_b[i] c_(s+i)   (a correlation of D_b and c),
 
-T_r = D_b[r] + x T_(r+1) mod chi_a costs O(m) per step, so the weights w cost
-O(L m) (instead of an L x L middle product); every seat is then one dot product of
-length L with its own b (S^(k-j-s')T^(j-1-s+s')). Per prime on hasbro with k = 3:
-power sums (6k terms x 77), the exponential (3,003^2/2 multiply-adds, the largest
-part), the inverse mod chi (degree 81), the T_r loop (3,003 x 81), three dots.
+so every seat is one dot product of length L with its own b (S^(k-j-s')T^(j-1-s+s'))
+after two products per a-type. Products go through number-theoretic transforms
+(:mod:`.polyarith`), which is why the engine's primes are p = c 2^16 + 1
+(:func:`ntt_primes`); with other primes the same kernel multiplies by schoolbook. So
+does D_b's exponential (Newton's identities as an online convolution, divide and
+conquer). What stays quadratic is the inverse mod chi_a: nothing for k = 2, 3
+(degree 81), the largest part for k = 4 (degree 3,007).
 
 Two players over Q: ``two_player_exact_fmpq`` evaluates the identity with fmpq_poly
 (G has ~10,000-digit coefficients); ``two_player_exact`` uses the modular engine
@@ -79,6 +83,7 @@ exact certificate of the one solve step).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -90,14 +95,22 @@ from ladders.solver.engines.series.algebra import (ChainData, Split, _q_polys, _
                                                  check_table, choose_split, make_split,
                                                  split_cost, two_player_exact_fmpq)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt_simple, crt_tree,
-                                                     random_primes, rational_reconstruct,
+                                                     ntt_pool, ntt_primes, random_primes,
+                                                     rational_reconstruct,
                                                      rational_reconstruct_bounded,
                                                      rational_reconstruct_simple)
 from ladders.solver.exact import mpq
 
+#: Held-out primes of the engine's streams: the transform primes come from a pool of
+#: ~1.6e12 (not ~5e16), so three of them keep a wrong 4-player candidate (B ~ 70
+#: million bits) below 1e-18 per attempt.
+HOLDOUT = 3
+
+
 __all__ = [
     "ChainData", "Split", "chain_data", "choose_split", "make_split", "split_cost",
     "check_table", "two_player_exact_fmpq", "crt_simple", "crt_tree", "random_primes",
+    "ntt_primes", "ntt_pool", "HOLDOUT", "engine_stream", "SERIES_FIT", "expected_digits",
     "rational_reconstruct", "rational_reconstruct_bounded", "rational_reconstruct_simple",
     "ReconstructionStream", "seat_residues", "two_player_table", "ExactResult",
     "k_player_solve", "k_player_exact", "two_player_exact", "SeriesPlan", "plan_series",
@@ -136,22 +149,26 @@ class ExactResult:
 
 
 def k_player_solve(chain, players: int, primes_source: Iterable[int] | int | None = None, *,
-                   batch: int = 64, max_batch: int = 512, holdout: int = 2,
+                   batch: int = 64, max_batch: int = 512, holdout: int = HOLDOUT,
                    ratio: float = 1.12, split: int | None = None,
                    progress=None) -> ExactResult:
     """Every seat exactly: residues batch by batch into a :class:`ReconstructionStream`.
 
-    ``primes_source``: an iterable of primes (< 2^63), or a seed for
-    :func:`random_primes` (None: a random seed). Batches grow from ``batch`` to
-    ``max_batch`` primes (small answers stop early, big ones amortize the call).
+    ``primes_source``: an iterable of primes (< 2^63; any prime works, transform primes
+    fast), or a seed for :func:`ntt_primes` (None: a random seed). Batches grow from
+    ``batch`` to ``max_batch`` primes (small answers stop early, big ones amortize the
+    call).
     """
     t0 = time.perf_counter()
-    if primes_source is None or isinstance(primes_source, int):
-        primes_source = random_primes(primes_source)
-    it = iter(primes_source)
+    pool = 5.3e16
     data = chain_data(chain)
     sp = choose_split(data, players) if split is None else make_split(data, players, split)
-    stream = ReconstructionStream(players, holdout=holdout, ratio=ratio, must_sum_to_one=True)
+    if primes_source is None or isinstance(primes_source, int):
+        primes_source = ntt_primes(primes_source, sp.two_adicity)
+        pool = ntt_pool(sp.two_adicity)
+    it = iter(primes_source)
+    stream = ReconstructionStream(players, holdout=holdout, ratio=ratio, must_sum_to_one=True,
+                                  pool=pool)
     t_res = 0.0
     size = batch
     while True:
@@ -193,7 +210,7 @@ def two_player_exact(chain, primes_source: Iterable[int] | int | None = None) ->
 
 #: Bumped whenever the residues of a (chain, players, split) change, so that a store
 #: of an older kernel is refused.
-KERNEL_VERSION = 1
+KERNEL_VERSION = 2      # 2: transform primes (ntt_primes), Sym^(s+1) on the a side
 
 
 @dataclass(frozen=True)
@@ -209,6 +226,7 @@ class SeriesPlan:
     degree_b: int
     digest: str
     data: ChainData = field(compare=False, repr=False)
+    two_adicity: int = 16
 
     def residues(self, primes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Every seat modulo each prime: ``(residues (B, players) uint64, valid (B,))``
@@ -226,13 +244,15 @@ def plan_series(chain, players: int, split: int | None = None) -> SeriesPlan:
     key = json.dumps({"moves": [list(map(list, m)) for m in chain.moves], "finish": list(chain.finish),
                       "start": int(chain.start_index), "die": int(chain.die), "players": players,
                       "split": sp.s, "kernel": KERNEL_VERSION})
-    return SeriesPlan(players, sp.s, sp.m_a, sp.deg_b, hashlib.sha256(key.encode()).hexdigest(), data)
+    return SeriesPlan(players, sp.s, sp.m_a, sp.deg_b, hashlib.sha256(key.encode()).hexdigest(),
+                      data, sp.two_adicity)
 
 
-def prime_sequence(seed: int, count: int) -> list[int]:
-    """The first ``count`` primes of a run's sequence (random 62-bit primes fixed by
-    ``seed``: batch k of every session means the same primes)."""
-    it = random_primes(seed)
+def prime_sequence(seed: int, count: int, two_adicity: int = 16) -> list[int]:
+    """The first ``count`` primes of a run's sequence (random 62-bit transform primes
+    of :func:`ntt_primes`, fixed by ``seed`` and the plan's ``two_adicity``: batch k of
+    every session means the same primes)."""
+    it = ntt_primes(seed, two_adicity)
     return [next(it) for _ in range(count)]
 
 
@@ -244,9 +264,31 @@ def race_exact(chain, players: int, seed: int | None = None) -> ExactResult:
 def error_bound(stream: ReconstructionStream) -> float:
     """An upper bound on the probability that a wrong fraction passed the held-out
     primes in any attempt of ``stream`` (see :class:`ReconstructionStream`)."""
-    bits = max(stream.bits, 64) * 2
-    per_attempt = (bits / 3.2e18) ** stream.holdout
-    return min(1.0, max(stream.attempts, 1) * per_attempt)
+    return stream.error_bound()
+
+
+
+#: The series engine's fractions have at most about ``n deg log10(d)`` digits, deg =
+#: C(n1+k-2, k-1) (the size of the resultant that bounds their denominators); on
+#: hasbro 92-93 % of it for 2 and 3 players (4,453 of 4,852; 175,755 of 189,280).
+#: Small boards cancel much more.
+SERIES_FIT = 0.93
+
+
+def expected_digits(data: ChainData, players: int) -> int:
+    """Digits expected in each seat's numerator (and denominator): SERIES_FIT of the
+    resultant bound (an overestimate on boards that cancel)."""
+    deg = math.comb(data.n1 + players - 2, players - 1)
+    return round(SERIES_FIT * data.n * deg * math.log10(data.d))
+
+
+def engine_stream(plan: SeriesPlan) -> ReconstructionStream:
+    """The reconstruction stream of a run: every seat, summing to 1, held-out primes
+    from the pool of :func:`ntt_primes` for the plan's transform size, attempts
+    scheduled around the expected size (a denominator and a numerator per seat)."""
+    expected = int(2 * expected_digits(plan.data, plan.players) * math.log2(10))
+    return ReconstructionStream(plan.players, holdout=HOLDOUT, ratio=1.05, must_sum_to_one=True,
+                                pool=ntt_pool(plan.two_adicity), expected_bits=expected)
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ class Split:
 
     players: int
     s: int
-    deg_a: int          # degree of D_a (nonzero roots of chi_a): n1 * C(n1+s-1, s)
+    deg_a: int          # degree of D_a (nonzero roots of chi_a): C(n1+s, s+1)
     deg_b: int          # degree of D_b: C(n1+r-1, r)
     m_a: int            # degree of chi_a = deg_a + z
     length: int         # L = deg_b + z terms of b (deg N_b < L)
@@ -167,6 +167,13 @@ class Split:
     @property
     def r(self) -> int:
         return self.players - 1 - self.s
+
+    @property
+    def two_adicity(self) -> int:
+        """log2 of the largest transform a prime of this split needs (at least 16):
+        its primes must be ``c 2^K + 1`` with K at least this (:func:`ntt_primes`)."""
+        need = max(self.length + self.m_a - 1, 2 * self.length - 1, self.deg_a + 1, self.deg_b + 1)
+        return max(16, (_pow2(need)).bit_length() - 1)
 
     def seat_exponents(self, j: int) -> tuple[int, int, int, int]:
         """``(S in a, T in a, S in b, T in b)`` for seat j (1-based)."""
@@ -188,7 +195,11 @@ def make_split(data: ChainData, players: int, s: int) -> Split:
         raise ValueError(f"split s={s} out of range for {k} players")
     r = k - 1 - s
     n1, z = data.n1, data.z
-    deg_a = n1 * _multisets(n1, s)
+    # a is a product of s + 1 sequences t -> x Q^(t-1) y: the product is symmetric in
+    # its factors, so it lies in Sym^(s+1) of their span and chi_a has one root per
+    # multiset of s + 1 nonzero eigenvalues (not per tuple: n1^(s+1) would double
+    # the degree for s = 1)
+    deg_a = _multisets(n1, s + 1)
     deg_b = _multisets(n1, r)
     sigma = []
     for j in range(1, k + 1):
@@ -200,16 +211,40 @@ def make_split(data: ChainData, players: int, s: int) -> Split:
     return Split(k, s, deg_a, deg_b, deg_a + z, deg_b + z, tuple(sigma))
 
 
+def _pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _transform_cost(size: int) -> float:
+    """Modelled multiply-adds of one product by transforms of ``size`` points (three
+    transforms of ``size/2 log2 size`` butterflies, ~3 multiply-adds each)."""
+    return 4.5 * size * max(1, size.bit_length() - 1)
+
+
+def _exp_cost(deg: int) -> float:
+    """The exponential of ``deg`` terms: blocks of 32 directly, then one product per
+    aligned block, ``log2(N/64)`` levels of products of total size N."""
+    size = _pow2(deg + 1)
+    if size <= 64:
+        return deg * deg / 2
+    return 16 * deg + _transform_cost(size) * max(1, (size // 64).bit_length() - 1)
+
+
 def split_cost(split: Split) -> float:
     """Model of the per-prime work (multiply-accumulates) of the numba kernel.
 
-    exp recurrences ``deg^2/2`` for D_b (and D_a when s > 0), the inverse mod chi_a
-    ``m_a^2``, the tail (T_r vectors and their dot products) ``2 L m_a`` per a-type,
-    and ``m_a^2`` for v per a-type. Measured constants agree within ~30% (NOTES.md).
+    The exponentials for D_b (and D_a when it differs from D and D_b), the inverse
+    mod chi_a (a quadratic extended Euclid, ~5.5 m_a^2), and per a-type two products by
+    transforms (the middle product c of size ``L + m_a`` and the correlation W of size
+    ``2L``). Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
     """
     types = len(set(split.seat_sigma))
-    cost = split.deg_b ** 2 / 2 + (split.deg_a ** 2 / 2 if split.s else 0)
-    cost += 2 * split.m_a ** 2 + types * (2 * split.length * split.m_a + split.m_a ** 2)
+    cost = _exp_cost(split.deg_b)
+    if split.s and split.s + 1 != split.r:
+        cost += _exp_cost(split.deg_a)
+    cost += 5.5 * split.m_a ** 2
+    cost += types * (_transform_cost(_pow2(split.length + split.m_a - 1))
+                     + _transform_cost(_pow2(2 * split.length - 1)))
     cost += split.players * split.length
     return cost
 

@@ -1,6 +1,6 @@
-"""The per-prime kernel of the series engine (numba): word-size Montgomery arithmetic,
-every seat modulo a batch of primes in one compiled call, and the two-player table
-modulo primes. Importing this module loads numba (about a second)."""
+"""The per-prime kernel of the series engine (numba): every seat modulo a batch of
+primes in one compiled call, and the two-player table modulo primes. Importing this
+module loads numba (about a second)."""
 
 from __future__ import annotations
 
@@ -13,294 +13,17 @@ from dataclasses import dataclass
 import flint
 import numba as nb
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_index, _limbs, chain_data,
                                                  choose_split, make_split)
-from ladders.solver.engines.series.reconstruct import (ReconstructionStream, random_primes,
-                                                     rational_reconstruct_bounded)
+from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
+                                                      mdot, mdot_rev, minv, mmul, mneg, mont_setup,
+                                                      msub, reduce_limbs, to_mont, inverses_upto)
+from ladders.solver.engines.series.polyarith import (cyclic_mul, next_pow2, ntt_tables, poly_invmod,
+                                                     poly_rem, series_exp_neg_fast)
+from ladders.solver.engines.series.reconstruct import (ReconstructionStream, ntt_pool, ntt_primes,
+                                                     ntt_root, rational_reconstruct_bounded)
 from ladders.solver.exact import gcd, invert, is_prime, mpq, mpz
-
-
-# ----------------------------------------------------------------------------------
-# Word-size modular arithmetic (numba, Montgomery form, R = 2^64, odd p < 2^63)
-# ----------------------------------------------------------------------------------
-# Values live in Montgomery form x R mod p: a product is one 64x64->128-bit
-# multiplication plus one REDC, no division. Dot products accumulate lazily in 192
-# bits (one multiplication and an add-with-carry chain per term) and are reduced once,
-# which is what makes the quadratic loops cheap. numba has no 128-bit integers, so
-# mul128 and mac192 are LLVM intrinsics (zext, mul, add, trunc).
-
-U64 = np.uint64
-ONE = np.uint64(1)
-ZERO = np.uint64(0)
-
-
-@intrinsic
-def mul128(typingctx, a, b):  # pragma: no cover - compiled
-    """``(hi, lo)`` of the exact 128-bit product of two uint64."""
-    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i128 = ir.IntType(128)
-        i64 = ir.IntType(64)
-        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        lo = builder.trunc(prod, i64)
-        hi = builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), i64)
-        return context.make_tuple(builder, signature.return_type, (hi, lo))
-
-    return sig, codegen
-
-
-@intrinsic
-def mac192(typingctx, top, hi, lo, a, b):  # pragma: no cover - compiled
-    """``(top, hi, lo) + a * b`` as one 192-bit accumulator (no reduction)."""
-    sig = types.UniTuple(types.uint64, 3)(types.uint64, types.uint64, types.uint64,
-                                          types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i192 = ir.IntType(192)
-        i64 = ir.IntType(64)
-        t, h, l, x, y = args
-        acc = builder.or_(builder.shl(builder.zext(t, i192), ir.Constant(i192, 128)),
-                          builder.or_(builder.shl(builder.zext(h, i192), ir.Constant(i192, 64)),
-                                      builder.zext(l, i192)))
-        s = builder.add(acc, builder.mul(builder.zext(x, i192), builder.zext(y, i192)))
-        lo_ = builder.trunc(s, i64)
-        hi_ = builder.trunc(builder.lshr(s, ir.Constant(i192, 64)), i64)
-        tp_ = builder.trunc(builder.lshr(s, ir.Constant(i192, 128)), i64)
-        return context.make_tuple(builder, signature.return_type, (tp_, hi_, lo_))
-
-    return sig, codegen
-
-
-@nb.njit(inline="always", cache=True)
-def redc(hi, lo, p, pneg):  # pragma: no cover - compiled
-    """``(hi 2^64 + lo) R^-1 mod p`` for ``hi < p`` (Montgomery reduction)."""
-    m = lo * pneg
-    mh, _ml = mul128(m, p)
-    t = hi + mh + (ONE if lo != ZERO else ZERO)
-    if t >= p:
-        t -= p
-    return t
-
-
-@nb.njit(inline="always", cache=True)
-def mmul(a, b, p, pneg):  # pragma: no cover - compiled
-    """Montgomery product: ``aR * bR -> abR``."""
-    h, l = mul128(a, b)
-    return redc(h, l, p, pneg)
-
-
-@nb.njit(inline="always", cache=True)
-def madd(a, b, p):  # pragma: no cover - compiled
-    s = a + b
-    return s - p if s >= p else s
-
-
-@nb.njit(inline="always", cache=True)
-def msub(a, b, p):  # pragma: no cover - compiled
-    return a - b if a >= b else a + (p - b)
-
-
-@nb.njit(inline="always", cache=True)
-def mneg(a, p):  # pragma: no cover - compiled
-    return p - a if a != ZERO else ZERO
-
-
-@nb.njit(inline="always", cache=True)
-def fold(top, hi, lo, p, pneg, r2):  # pragma: no cover - compiled
-    """``T R^-1 mod p`` for the 192-bit ``T = top 2^128 + hi 2^64 + lo`` (``top < p``).
-
-    For a sum of products of Montgomery numbers that is the Montgomery form of the sum.
-    """
-    h = redc(top, hi, p, pneg)
-    h1, l1 = mul128(h, r2)
-    h = redc(h1, l1, p, pneg)
-    return redc(h, lo, p, pneg)
-
-
-@nb.njit(cache=True)
-def mont_setup(p):  # pragma: no cover - compiled
-    """``(pneg, one, r2)``: ``-p^-1 mod 2^64``, ``R mod p`` (Montgomery 1), ``R^2 mod p``."""
-    inv = p  # Newton iteration for p^-1 mod 2^64: correct to 3 bits, doubling each step
-    for _ in range(6):
-        inv = inv * (U64(2) - p * inv)
-    pneg = ZERO - inv
-    one = (ZERO - p) % p
-    r2 = one
-    for _ in range(64):
-        r2 = madd(r2, r2, p)
-    return pneg, one, r2
-
-
-@nb.njit(inline="always", cache=True)
-def to_mont(x, p, pneg, r2):  # pragma: no cover - compiled
-    return mmul(x % p, r2, p, pneg)
-
-
-@nb.njit(inline="always", cache=True)
-def from_mont(x, p, pneg):  # pragma: no cover - compiled
-    return redc(ZERO, x, p, pneg)
-
-
-@nb.njit(cache=True)
-def mpow(a, e, p, pneg, one):  # pragma: no cover - compiled
-    """``a^e`` for Montgomery ``a`` and a plain exponent ``e``."""
-    r = one
-    while e:
-        if e & 1:
-            r = mmul(r, a, p, pneg)
-        a = mmul(a, a, p, pneg)
-        e >>= 1
-    return r
-
-
-@nb.njit(cache=True)
-def minv(a, p, pneg, one):  # pragma: no cover - compiled
-    """Montgomery inverse by Fermat (``a`` nonzero mod the prime ``p``)."""
-    return mpow(a, p - U64(2), p, pneg, one)
-
-
-@nb.njit(cache=True)
-def reduce_limbs(limbs, signs, p, pneg, one, r2, out):  # pragma: no cover - compiled
-    """Montgomery residues of big integers given as little-endian 64-bit limbs.
-
-    Horner from the top limb: ``mont(V 2^64 + l) = mont(V) * mont(2^64) + mont(l)`` and
-    ``mont(2^64) = R^2 mod p``.
-    """
-    count, width = limbs.shape
-    for i in range(count):
-        acc = ZERO
-        for j in range(width - 1, -1, -1):
-            acc = madd(mmul(acc, r2, p, pneg), to_mont(limbs[i, j], p, pneg, r2), p)
-        out[i] = mneg(acc, p) if signs[i] < 0 else acc
-
-
-@nb.njit(cache=True)
-def mdot(a, a0, b, b0, n, p, pneg, r2):  # pragma: no cover - compiled
-    """``sum_{i<n} a[a0+i] b[b0+i]`` (Montgomery in, Montgomery out), lazily reduced."""
-    t = ZERO
-    h = ZERO
-    l = ZERO
-    for i in range(n):
-        t, h, l = mac192(t, h, l, a[a0 + i], b[b0 + i])
-    return fold(t, h, l, p, pneg, r2)
-
-
-@nb.njit(cache=True)
-def mdot_rev(a, a0, b, b_hi, n, p, pneg, r2):  # pragma: no cover - compiled
-    """``sum_{i<n} a[a0+i] b[b_hi-i]`` (a convolution term), lazily reduced."""
-    t = ZERO
-    h = ZERO
-    l = ZERO
-    for i in range(n):
-        t, h, l = mac192(t, h, l, a[a0 + i], b[b_hi - i])
-    return fold(t, h, l, p, pneg, r2)
-
-
-@nb.njit(cache=True)
-def inverses_upto(m, p, pneg, one, r2):  # pragma: no cover - compiled
-    """Montgomery inverses of 1..m (index 0 unused); needs ``m < p``.
-
-    ``1/i = -(p div i) / (p mod i)``: one division per entry, no exponentiation.
-    """
-    inv = np.zeros(m + 1, dtype=np.uint64)
-    if m >= 1:
-        inv[1] = one
-    for i in range(2, m + 1):
-        q = p // U64(i)
-        r = p - q * U64(i)
-        inv[i] = mneg(mmul(to_mont(q, p, pneg, r2), inv[r], p, pneg), p)
-    return inv
-
-
-@nb.njit(cache=True)
-def series_exp_neg(psums, count, p, pneg, one, r2, inv):  # pragma: no cover - compiled
-    """Coefficients 0..count of ``exp(-sum_{m>=1} psums[m] z^m / m)``.
-
-    Newton's identities ``m c_m = -sum_{i=1}^m psums[i] c_{m-i}``: quadratic, but each
-    term is one lazy multiply-accumulate, which beats flint's FFT-free Newton
-    iteration (this build has no fft_small) below a few thousand terms.
-    """
-    c = np.zeros(count + 1, dtype=np.uint64)
-    c[0] = one
-    for m in range(1, count + 1):
-        s = mdot_rev(psums, 1, c, m - 1, m, p, pneg, r2)
-        c[m] = mneg(mmul(s, inv[m], p, pneg), p)
-    return c
-
-
-@nb.njit(cache=True)
-def poly_rem(a, m_poly, p, pneg, one):  # pragma: no cover - compiled
-    """``a mod m_poly`` (``m_poly`` monic, coefficients low to high, Montgomery)."""
-    dm = m_poly.size - 1
-    r = a.copy()
-    for i in range(r.size - 1, dm - 1, -1):
-        c = r[i]
-        if c != ZERO:
-            base = i - dm
-            for j in range(dm):
-                r[base + j] = msub(r[base + j], mmul(c, m_poly[j], p, pneg), p)
-            r[i] = ZERO
-    out = np.zeros(dm, dtype=np.uint64)
-    n = min(dm, r.size)
-    out[:n] = r[:n]
-    return out
-
-
-@nb.njit(cache=True)
-def _trim(a):  # pragma: no cover - compiled
-    n = a.size
-    while n > 0 and a[n - 1] == ZERO:
-        n -= 1
-    return n
-
-
-@nb.njit(cache=True)
-def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
-    """``(ok, g)``: ``g = a^-1 mod m_poly`` by the extended Euclidean algorithm.
-
-    ``ok`` is False when ``gcd(a, m_poly) != 1`` mod p (the prime is then unusable).
-    Quadratic in the degree: meant for small moduli (the characteristic polynomial).
-    """
-    dm = m_poly.size - 1
-    r0 = m_poly.copy()
-    r1 = np.zeros(dm + 1, dtype=np.uint64)
-    r1[:min(a.size, dm)] = a[:min(a.size, dm)]
-    t0 = np.zeros(dm + 1, dtype=np.uint64)
-    t1 = np.zeros(dm + 1, dtype=np.uint64)
-    t1[0] = one
-    n0 = _trim(r0)
-    n1 = _trim(r1)
-    while n1 > 1:
-        # r0 <- r0 mod r1, t0 <- t0 - q t1, then swap
-        lead_inv = minv(r1[n1 - 1], p, pneg, one)
-        for i in range(n0 - 1, n1 - 2, -1):
-            c = r0[i]
-            if c == ZERO:
-                continue
-            q = mmul(c, lead_inv, p, pneg)
-            shift = i - (n1 - 1)
-            for j in range(n1):
-                r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], p, pneg), p)
-            for j in range(dm + 1 - shift):
-                if t1[j] != ZERO:
-                    t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], p, pneg), p)
-        n0 = _trim(r0)
-        r0, r1 = r1, r0
-        t0, t1 = t1, t0
-        n0, n1 = n1, n0
-    if n1 == 0:
-        return False, np.zeros(dm, dtype=np.uint64)
-    c = minv(r1[0], p, pneg, one)
-    g = np.zeros(dm, dtype=np.uint64)
-    for j in range(dm):
-        g[j] = mmul(t1[j], c, p, pneg)
-    return True, g
-
 
 # ----------------------------------------------------------------------------------
 # The per-prime kernel
@@ -329,14 +52,23 @@ def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no c
 
 
 @nb.njit(cache=True)
-def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-               ypart, yzden, xpart, xzden, s_a, deg_a, deg_b,
+def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
+               ypart, yzden, xpart, xzden, s_a, same_d, deg_a, deg_b,
                xt_S, xt_T, seat_xt, seat_yS, seat_yT, out):  # pragma: no cover - compiled
-    """Every seat mod one prime p (Montgomery inside); returns False if p is unusable."""
+    """Every seat mod one prime p (Montgomery inside); returns False if p is unusable.
+
+    ``omega`` has order ``2^two_adicity`` mod p (0: no transforms, schoolbook products).
+    """
     pneg, one, r2 = mont_setup(p)
     dinv = minv(to_mont(U64(d), p, pneg, r2), p, pneg, one)
     m_a = deg_a + z
     L = deg_b + z
+    size_c = next_pow2(max(L + m_a - 1, m_a, 1))
+    size_w = next_pow2(max(2 * L - 1, deg_b + 1, 1))
+    nmax = max(size_c, size_w, next_pow2(deg_a + 1), next_pow2(deg_b + 1))
+    if omega == ZERO or nmax > (np.int64(1) << two_adicity):
+        nmax = 0
+    roots, iroots = ntt_tables(to_mont(omega, p, pneg, r2), two_adicity, nmax, p, pneg, one)
     # --- D(t) = det(I - tQ) = sum e_i t^i, and f, S from the integer Krylov data
     e = np.zeros(n1 + 1, dtype=np.uint64)
     reduce_limbs(dp_l, dp_s, p, pneg, one, r2, e)
@@ -344,7 +76,7 @@ def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
     for i in range(n1 + 1):
         e[i] = mmul(e[i], pw, p, pneg)
         pw = mmul(pw, dinv, p, pneg)
-    tmax = L + 2 * m_a + 2
+    tmax = L + m_a
     if tmax < n + 2:
         tmax = n + 2
     f = np.zeros(tmax + 1, dtype=np.uint64)     # 1-based: f[t]
@@ -368,20 +100,20 @@ def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
         f[t] = mneg(mdot(erev, 0, f, t - n1, n1, p, pneg, r2), p)
     for t in range(n + 2, tmax + 2):
         S[t] = mneg(mdot(erev, 0, S, t - n1, n1, p, pneg, r2), p)
-    # --- power sums of Q: Newton, m p_m ... ; p_m = -(m e_m + sum_{i<m} e_i p_{m-i})
+    # --- power sums of Q: Newton, p_m = -(m e_m + sum_{i<m} e_i p_{m-i})
     rmax = 1
     for i in range(ypart.shape[0]):
         for w in range(ypart.shape[1]):
             if ypart[i, w] > rmax:
                 rmax = ypart[i, w]
-    xmax = 1 if s_a > 0 else 0
-    for i in range(xpart.shape[0]):
-        for w in range(xpart.shape[1]):
-            if xpart[i, w] > xmax:
-                xmax = xpart[i, w]
+    xmax = 0
+    if s_a > 0 and not same_d:
+        for i in range(xpart.shape[0]):
+            for w in range(xpart.shape[1]):
+                if xpart[i, w] > xmax:
+                    xmax = xpart[i, w]
     pm_count = max(rmax * deg_b, xmax * deg_a, 1)
     psum = np.zeros(pm_count + 1, dtype=np.uint64)
-    # e reversed for the dot product: psum[m] needs sum_{i=1}^{min(m-1,n1)} e_i psum[m-i]
     for m in range(1, pm_count + 1):
         k = m - 1 if m - 1 < n1 else n1
         acc = mdot_rev(e, 1, psum, m - 1, k, p, pneg, r2)
@@ -391,15 +123,16 @@ def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
     inv = inverses_upto(max(deg_a, deg_b, 1), p, pneg, one, r2)
     # --- D_b: reversed characteristic polynomial of Sym^r(Q)
     py = _power_products(psum, ypart, yzden, deg_b, p, pneg, one, r2)
-    db = series_exp_neg(py, deg_b, p, pneg, one, r2, inv)
-    # --- chi_a = x^z rev(D_a); D_a = D when s = 0, else exp of p_m h_s(lambda^m)
+    db = series_exp_neg_fast(py, deg_b, p, pneg, one, r2, inv, roots, iroots, nmax)
+    # --- chi_a = x^z rev(D_a); D_a = D when s = 0, D_b when Sym^(s+1) = Sym^r, else
+    # the exponential of h_(s+1)(lambda^m)
     if s_a == 0:
         da = e
+    elif same_d:
+        da = db
     else:
         px = _power_products(psum, xpart, xzden, deg_a, p, pneg, one, r2)
-        for m in range(1, deg_a + 1):
-            px[m] = mmul(px[m], psum[m], p, pneg)
-        da = series_exp_neg(px, deg_a, p, pneg, one, r2, inv)
+        da = series_exp_neg_fast(px, deg_a, p, pneg, one, r2, inv, roots, iroots, nmax)
     chi = np.zeros(m_a + 1, dtype=np.uint64)
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
@@ -407,38 +140,30 @@ def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
     ok, g = poly_invmod(poly_rem(db, chi, p, pneg, one), chi, p, pneg, one, r2)
     if not ok:
         return False
-    # --- one weight vector w per a-type: sum_t a_t b_t = sum_{s<L} b_{s+1} w_s
+    grev = g[::-1].copy()
+    # --- per a-type: c_k = L_a(x^k G) = sum_q G_q a_(k+q+1) (k < L, a middle product),
+    # W_s = sum_i D_b[i] c_(s+i) (a correlation); then P = sum_s b_(s+1) W_s
     n_xt = xt_S.size
     W = np.zeros((n_xt, L), dtype=np.uint64)
-    av = np.zeros(tmax + 1, dtype=np.uint64)
-    v = np.zeros(m_a, dtype=np.uint64)
-    tv = np.zeros(m_a, dtype=np.uint64)
+    la = L + m_a - 1
+    av = np.zeros(la, dtype=np.uint64)
+    crev = np.zeros(L, dtype=np.uint64)
     for xt in range(n_xt):
         nS = xt_S[xt]
         nT = xt_T[xt]
-        top_t = L + 2 * m_a
-        for t in range(1, top_t + 1):
-            val = f[t]
+        for j in range(la):
+            val = f[j + 1]
             for _ in range(nS):
-                val = mmul(val, S[t], p, pneg)
+                val = mmul(val, S[j + 1], p, pneg)
             for _ in range(nT):
-                val = mmul(val, S[t + 1], p, pneg)
-            av[t] = val
-        # v_{L+j} = L_a(G x^(L+j)) = sum_q G_q a_{L+j+q+1}
-        for j in range(m_a):
-            v[j] = mdot(g, 0, av, L + j + 1, m_a, p, pneg, r2)
-        # T_r = D_b[r] + x T_{r+1} mod chi_a; tau_{L-r} = <T_r, v>
-        tv[:] = ZERO
+                val = mmul(val, S[j + 2], p, pneg)
+            av[j] = val
+        cc = cyclic_mul(grev, m_a, av, la, size_c, roots, iroots, nmax, p, pneg, one, r2)
+        for k in range(L):
+            crev[L - 1 - k] = cc[k + m_a - 1]
+        ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, p, pneg, one, r2)
         for s in range(L):
-            W[xt, s] = av[s + 1]
-        for r in range(deg_b, 0, -1):
-            top = tv[m_a - 1]
-            for jj in range(m_a - 1, 0, -1):
-                tv[jj] = msub(tv[jj - 1], mmul(top, chi[jj], p, pneg), p)
-            tv[0] = mneg(mmul(top, chi[0], p, pneg), p)
-            tv[0] = madd(tv[0], db[r], p)
-            s = L - r
-            W[xt, s] = msub(W[xt, s], mdot(tv, 0, v, 0, m_a, p, pneg, r2), p)
+            W[xt, s] = ww[L - 1 - s]
     # --- seats
     bv = np.zeros(L + 1, dtype=np.uint64)
     for j in range(seat_xt.size):
@@ -457,13 +182,13 @@ def _one_prime(p, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
 
 
 @nb.njit(cache=True)
-def _batch(primes, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-           ypart, yzden, xpart, xzden, s_a, deg_a, deg_b,
+def _batch(primes, omegas, adicities, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
+           ypart, yzden, xpart, xzden, s_a, same_d, deg_a, deg_b,
            xt_S, xt_T, seat_xt, seat_yS, seat_yT, res, valid):  # pragma: no cover
     for i in range(primes.size):
-        valid[i] = _one_prime(primes[i], d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-                              ypart, yzden, xpart, xzden, s_a, deg_a, deg_b,
-                              xt_S, xt_T, seat_xt, seat_yS, seat_yT, res[i])
+        valid[i] = _one_prime(primes[i], omegas[i], adicities[i], d, n, n1, z, dp_l, dp_s,
+                              al_l, al_s, sg_l, sg_s, ypart, yzden, xpart, xzden, s_a, same_d,
+                              deg_a, deg_b, xt_S, xt_T, seat_xt, seat_yS, seat_yT, res[i])
 
 
 # ----------------------------------------------------------------------------------
@@ -483,7 +208,7 @@ class KernelArgs:
         al_l, al_s = _limbs(list(data.alpha))
         sg_l, sg_s = _limbs(list(data.sigma))
         ypart, yzden = _cycle_index(split.r)
-        xpart, xzden = _cycle_index(split.s)
+        xpart, xzden = _cycle_index(split.s + 1)      # a: Sym^(s+1), f and s factors
         xtypes = sorted(set(split.seat_sigma))
         xt_S = np.array([sig for sig in xtypes], dtype=np.int64)
         xt_T = np.array([split.s - sig for sig in xtypes], dtype=np.int64)
@@ -491,8 +216,9 @@ class KernelArgs:
         ex = [split.seat_exponents(j) for j in range(1, split.players + 1)]
         seat_yS = np.array([e[2] for e in ex], dtype=np.int64)
         seat_yT = np.array([e[3] for e in ex], dtype=np.int64)
+        same_d = split.s > 0 and split.s + 1 == split.r       # D_a = D_b: one exponential
         args = (np.uint64(data.d), data.n, data.n1, data.z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-                ypart, yzden, xpart, xzden, split.s, split.deg_a, split.deg_b,
+                ypart, yzden, xpart, xzden, split.s, same_d, split.deg_a, split.deg_b,
                 xt_S, xt_T, seat_xt, seat_yS, seat_yT)
         return cls(split, args)
 
@@ -530,7 +256,7 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     pr = np.asarray([int(q) for q in primes], dtype=np.uint64)
     res = np.zeros((pr.size, players), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
-    floor = max(sp.deg_a, sp.deg_b, data.n + 1, math.factorial(max(sp.r, sp.s, 1)))
+    floor = max(sp.deg_a, sp.deg_b, data.n + 1, math.factorial(max(sp.r, sp.s + 1, 1)))
     # the kernel's field arithmetic needs a prime modulus: anything else is reported
     # unusable (a composite one could make its Euclid loop forever)
     usable = np.array([q % 2 == 1 and q < (1 << 63) and q > floor and data.d % q != 0
@@ -539,7 +265,10 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
         idx = np.nonzero(usable)[0]
         sub_res = np.zeros((idx.size, players), dtype=np.uint64)
         sub_valid = np.zeros(idx.size, dtype=np.bool_)
-        _batch(pr[idx], *ka.args, sub_res, sub_valid)
+        roots = [ntt_root(int(q)) for q in pr[idx]]
+        omegas = np.array([w for w, _ in roots], dtype=np.uint64)
+        adicities = np.array([k for _, k in roots], dtype=np.int64)
+        _batch(pr[idx], omegas, adicities, *ka.args, sub_res, sub_valid)
         res[idx] = sub_res
         valid[idx] = sub_valid
     # the seats of a race sum to 1: a free check of every prime
@@ -699,12 +428,14 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None) ->
     """
     data = chain_data(chain)
     n = data.n
+    pool = 5.3e16
     if primes_source is None or isinstance(primes_source, int):
-        primes_source = random_primes(primes_source)
+        primes_source = ntt_primes(primes_source)
+        pool = ntt_pool()
     it = iter(primes_source)
     rng = random.Random(next(it))
     comb = _random_start_data(data, rng)
-    stream = ReconstructionStream(1, holdout=2, ratio=1.4)
+    stream = ReconstructionStream(1, holdout=3, ratio=1.4, pool=pool)
     size = 96
     while True:
         primes = [next(it) for _ in range(size)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ladders.solver.exact import f_divmod, gcd, invert, isqrt, mpq, mpz, next_prime
+from ladders.solver.exact import f_divmod, gcd, invert, is_prime, isqrt, mpq, mpz, next_prime
 
 
 # ----------------------------------------------------------------------------------
@@ -35,6 +35,49 @@ def random_primes(seed: int | None = None, bits: int = 62) -> Iterator[int]:
         if q < (1 << bits) and q not in seen:
             seen.add(q)
             yield q
+
+
+#: The series engine's primes: p = c 2^NTT_TWO_ADICITY + 1, so that transforms of every
+#: size up to 2^16 exist modulo each of them (products of length 8,192 for 4 players).
+NTT_TWO_ADICITY = 16
+
+
+def ntt_primes(seed: int | None = None, two_adicity: int = NTT_TWO_ADICITY) -> Iterator[int]:
+    """Endless stream of distinct random primes ``p = c 2^two_adicity + 1`` in
+    ``[2^61, 2^62)``: number-theoretic transforms of size up to ``2^two_adicity`` work
+    modulo each. There are about ``2^(62 - two_adicity) / 43`` of them (1.6e12 for
+    16): :func:`ntt_pool` is that count, which the confirmation's error bound uses.
+    """
+    if not 1 <= two_adicity <= 40:
+        raise ValueError("two_adicity must be in 1..40")
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    lo, hi = (1 << 61) >> two_adicity, (1 << 62) >> two_adicity
+    while True:
+        q = (rng.randrange(lo, hi) << two_adicity) + 1
+        if q not in seen and is_prime(q):
+            seen.add(q)
+            yield q
+
+
+def ntt_pool(two_adicity: int = NTT_TWO_ADICITY) -> float:
+    """How many primes :func:`ntt_primes` draws from (prime number theorem in an
+    arithmetic progression: ``2^61 / (ln 2^62 phi(2^K))``)."""
+    return 2.0 ** 61 / (62 * 0.6931471805599453 * 2.0 ** (two_adicity - 1))
+
+
+def ntt_root(p: int, cap: int = 40) -> tuple[int, int]:
+    """``(omega, K)``: ``2^K`` is the largest power of two dividing ``p - 1`` (at most
+    ``2^cap``) and omega has order exactly ``2^K`` modulo the odd prime p
+    (``g^((p-1)/2^K)`` for the first quadratic non-residue g). Transforms of every
+    size up to ``2^K`` then exist mod p."""
+    k = 0
+    while k < cap and (p - 1) % (1 << (k + 1)) == 0:
+        k += 1
+    g = 2
+    while pow(g, (p - 1) // 2, p) != p - 1:
+        g += 1
+    return pow(g, (p - 1) >> k, p), k
 
 
 # ----------------------------------------------------------------------------------
@@ -254,6 +297,12 @@ class ReconstructionStream:
     reconstructed *and confirmed*, then ``values`` holds them. Each attempt (when the
     bits collected reach ``next_bits``; after a failure ``next_bits *= ratio``):
 
+    Attempts come when the bits collected reach ``next_bits``: at ``first_bits``, then
+    four times as many each time while below 85 % of ``expected_bits`` (the size the
+    plan expects, 0 if unknown), then at that mark, then ``ratio`` times more each time:
+    a few cheap small attempts and a few near the answer, instead of dozens of costly
+    ones on the way (each attempt is a CRT and a reconstruction of everything so far).
+
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
        :func:`crt_tree` into ``x_j mod M``;
     2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
@@ -265,10 +314,11 @@ class ReconstructionStream:
 
     Error probability: a wrong candidate differs from the truth by a nonzero integer
     ``Delta = N_j b - a D`` with ``|Delta| < 2^B``, ``B ~ log2 M + log2(true num*den)``;
-    at most ``B/61`` primes of ``[2^61, 2^62)`` divide it, out of ~5.3e16, so a random
-    held-out prime passes it with probability ``< B / 3.2e18`` and ``h`` of them with
-    ``< (B / 3.2e18)^h``: for B = 4 million bits and h = 2, below 2e-24 per attempt.
-    Every wrong candidate seen is counted in ``rejected``.
+    at most ``B/61`` primes of ``[2^61, 2^62)`` divide it, out of the ``pool`` the primes
+    are drawn from (~5.3e16 for :func:`random_primes`, :func:`ntt_pool` for
+    :func:`ntt_primes`), so a random held-out prime passes it with probability
+    ``< B / (61 pool)`` and ``h`` of them with ``< (B / (61 pool))^h``
+    (:meth:`error_bound`). Every wrong candidate seen is counted in ``rejected``.
     """
 
     count: int
@@ -276,6 +326,8 @@ class ReconstructionStream:
     ratio: float = 1.12
     first_bits: int = 1024
     must_sum_to_one: bool = False
+    pool: float = 5.3e16
+    expected_bits: int = 0
     primes: list[int] = field(default_factory=list)
     residues: list[np.ndarray] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
@@ -287,6 +339,13 @@ class ReconstructionStream:
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
+
+    def error_bound(self) -> float:
+        """An upper bound on the probability that a wrong fraction passed the held-out
+        primes in any attempt so far (B taken as twice the bits collected)."""
+        bits = max(self.bits, 64) * 2
+        per_attempt = (bits / (61 * self.pool)) ** self.holdout
+        return min(1.0, max(self.attempts, 1) * per_attempt)
 
     @property
     def bits(self) -> int:
@@ -310,8 +369,15 @@ class ReconstructionStream:
             self.attempt_seconds += time.perf_counter() - t0
             if done:
                 return True
-            self.next_bits = max(int(self.bits * self.ratio), self.bits + 64)
+            self.next_bits = self._next_target()
         return False
+
+    def _next_target(self) -> int:
+        b = self.bits
+        near = int(0.85 * self.expected_bits)
+        if b < near:
+            return min(max(4 * b, b + 64), near)
+        return max(int(b * self.ratio), b + 64)
 
     def _attempt(self) -> bool:
         self.attempts += 1

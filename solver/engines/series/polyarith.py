@@ -1,0 +1,284 @@
+"""Polynomial arithmetic modulo a word-size prime for the series engine (numba):
+power series exponentials, remainders and inverses modulo a polynomial.
+
+All coefficients are in Montgomery form (:mod:`.montgomery`), low degree first."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd, mdot_rev,
+                                                      minv, mmul, mneg, msub, mul128)
+
+
+@nb.njit(cache=True)
+def series_exp_neg(psums, count, p, pneg, one, r2, inv):  # pragma: no cover - compiled
+    """Coefficients 0..count of ``exp(-sum_{m>=1} psums[m] z^m / m)``.
+
+    Newton's identities ``m c_m = -sum_{i=1}^m psums[i] c_{m-i}``: quadratic, but each
+    term is one lazy multiply-accumulate, which beats flint's FFT-free Newton
+    iteration (this build has no fft_small) below a few thousand terms.
+    """
+    c = np.zeros(count + 1, dtype=np.uint64)
+    c[0] = one
+    for m in range(1, count + 1):
+        s = mdot_rev(psums, 1, c, m - 1, m, p, pneg, r2)
+        c[m] = mneg(mmul(s, inv[m], p, pneg), p)
+    return c
+
+
+@nb.njit(cache=True)
+def poly_rem(a, m_poly, p, pneg, one):  # pragma: no cover - compiled
+    """``a mod m_poly`` (``m_poly`` monic, coefficients low to high, Montgomery)."""
+    dm = m_poly.size - 1
+    r = a.copy()
+    for i in range(r.size - 1, dm - 1, -1):
+        c = r[i]
+        if c != ZERO:
+            base = i - dm
+            for j in range(dm):
+                r[base + j] = msub(r[base + j], mmul(c, m_poly[j], p, pneg), p)
+            r[i] = ZERO
+    out = np.zeros(dm, dtype=np.uint64)
+    n = min(dm, r.size)
+    out[:n] = r[:n]
+    return out
+
+
+@nb.njit(cache=True)
+def _trim(a):  # pragma: no cover - compiled
+    n = a.size
+    while n > 0 and a[n - 1] == ZERO:
+        n -= 1
+    return n
+
+
+@nb.njit(cache=True)
+def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
+    """``(ok, g)``: ``g = a^-1 mod m_poly`` by the extended Euclidean algorithm.
+
+    ``ok`` is False when ``gcd(a, m_poly) != 1`` mod p (the prime is then unusable).
+    Quadratic in the degree: meant for small moduli (the characteristic polynomial).
+    """
+    dm = m_poly.size - 1
+    r0 = m_poly.copy()
+    r1 = np.zeros(dm + 1, dtype=np.uint64)
+    r1[:min(a.size, dm)] = a[:min(a.size, dm)]
+    t0 = np.zeros(dm + 1, dtype=np.uint64)
+    t1 = np.zeros(dm + 1, dtype=np.uint64)
+    t1[0] = one
+    n0 = _trim(r0)
+    n1 = _trim(r1)
+    while n1 > 1:
+        # r0 <- r0 mod r1, t0 <- t0 - q t1, then swap
+        lead_inv = minv(r1[n1 - 1], p, pneg, one)
+        for i in range(n0 - 1, n1 - 2, -1):
+            c = r0[i]
+            if c == ZERO:
+                continue
+            q = mmul(c, lead_inv, p, pneg)
+            shift = i - (n1 - 1)
+            for j in range(n1):
+                r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], p, pneg), p)
+            for j in range(dm + 1 - shift):
+                if t1[j] != ZERO:
+                    t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], p, pneg), p)
+        n0 = _trim(r0)
+        r0, r1 = r1, r0
+        t0, t1 = t1, t0
+        n0, n1 = n1, n0
+    if n1 == 0:
+        return False, np.zeros(dm, dtype=np.uint64)
+    c = minv(r1[0], p, pneg, one)
+    g = np.zeros(dm, dtype=np.uint64)
+    for j in range(dm):
+        g[j] = mmul(t1[j], c, p, pneg)
+    return True, g
+
+
+# ----------------------------------------------------------------------------------
+# Products: number-theoretic transforms for primes p = c 2^K + 1, schoolbook otherwise
+# ----------------------------------------------------------------------------------
+# A product of two polynomials of length ~m costs three transforms of size N >= 2m,
+# O(N log N) butterflies (Pollard 1971, "The fast Fourier transform in a finite
+# field"), against m^2 multiply-adds for the schoolbook product. The forward
+# transform is decimation in frequency (natural order in, bit-reversed out) and the
+# inverse decimation in time (bit-reversed in, natural out), so no permutation is
+# ever done: a cyclic convolution does not care about the order in between.
+
+@nb.njit(cache=True)
+def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - compiled
+    """``(roots, iroots)``: the twiddles of every stage of transforms up to size nmax.
+
+    Row 0 holds the plain values, row 1 their Shoup companions ``floor(w 2^64 / p)``:
+    entry ``len + j`` is ``w_(2 len)^j`` (``w_(2 len)^-j`` in ``iroots``) for a
+    primitive (2 len)-th root of unity, ``j < len``, len = 1, 2, 4, ..., nmax/2, so each
+    stage reads a contiguous slice, whatever the size of the transform. ``omega`` is
+    Montgomery, of order ``2^two_adicity``; nmax a power of two dividing that (0: no
+    transforms, :func:`cyclic_mul` then multiplies by schoolbook).
+
+    The companion needs no division: ``w 2^64 = w' p + (w 2^64 mod p)``, so
+    ``w' = -(w 2^64 mod p) p^-1 mod 2^64`` = the Montgomery form of w times pneg.
+    """
+    roots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
+    iroots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
+    if nmax < 2:
+        return roots, iroots
+    w = omega
+    size = np.int64(1) << two_adicity
+    while size > nmax:
+        w = mmul(w, w, p, pneg)
+        size //= 2
+    wi = minv(w, p, pneg, one)
+    length = nmax // 2
+    while length >= 1:          # w, wi: primitive (2 length)-th roots, Montgomery
+        cur = one
+        icur = one
+        for j in range(length):
+            roots[0, length + j] = from_mont(cur, p, pneg)
+            roots[1, length + j] = cur * pneg
+            iroots[0, length + j] = from_mont(icur, p, pneg)
+            iroots[1, length + j] = icur * pneg
+            cur = mmul(cur, w, p, pneg)
+            icur = mmul(icur, wi, p, pneg)
+        w = mmul(w, w, p, pneg)
+        wi = mmul(wi, wi, p, pneg)
+        length //= 2
+    return roots, iroots
+
+
+@nb.njit(inline="always", cache=True)
+def _shoup(a, w, wp, p):  # pragma: no cover - compiled
+    """``a w mod p`` in ``[0, 2p)`` for any ``a < 2^64`` and a twiddle ``w < p`` with its
+    companion ``wp`` (Shoup 2007; Harvey 2014, "Faster arithmetic for number-theoretic
+    transforms"). A Montgomery ``a`` stays Montgomery: w is plain."""
+    q, _lo = mul128(a, wp)
+    return a * w - q * p
+
+
+@nb.njit(cache=True)
+def _ntt_forward(a, size, roots, p):  # pragma: no cover - compiled
+    """In place: natural order in, bit-reversed transform out (decimation in frequency).
+
+    Harvey's lazy butterflies: values stay in ``[0, 2p)`` (p < 2^62), one conditional
+    subtraction per butterfly."""
+    twop = p + p
+    length = size // 2
+    while length >= 1:
+        for start in range(0, size, 2 * length):
+            for j in range(length):
+                u = a[start + j]
+                v = a[start + j + length]
+                x = u + v
+                if x >= twop:
+                    x -= twop
+                a[start + j] = x
+                a[start + j + length] = _shoup(u - v + twop, roots[0, length + j],
+                                               roots[1, length + j], p)
+        length //= 2
+
+
+@nb.njit(cache=True)
+def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+    """In place: bit-reversed in (values in ``[0, 2p)``), natural order out, scaled by
+    1/size and reduced to ``[0, p)`` (decimation in time, lazy butterflies)."""
+    twop = p + p
+    length = 1
+    while length < size:
+        for start in range(0, size, 2 * length):
+            for j in range(length):
+                u = a[start + j]
+                v = _shoup(a[start + j + length], iroots[0, length + j], iroots[1, length + j], p)
+                x = u + v
+                if x >= twop:
+                    x -= twop
+                y = u - v + twop
+                if y >= twop:
+                    y -= twop
+                a[start + j] = x
+                a[start + j + length] = y
+        length *= 2
+    scale = minv(mmul(U64(size) % p, r2, p, pneg), p, pneg, one)
+    for i in range(size):
+        a[i] = mmul(a[i], scale, p, pneg)
+
+
+@nb.njit(cache=True)
+def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2):  # pragma: no cover
+    """``z_k = sum_{i+j = k mod size} x_i y_j`` for ``x[:lx]``, ``y[:ly]`` (``lx, ly <=
+    size``, size a power of two): transforms when ``size <= nmax``, else schoolbook
+    (lazily reduced 192-bit sums, ``lx ly`` multiply-adds)."""
+    z = np.zeros(size, dtype=np.uint64)
+    if size <= nmax:
+        fx = np.zeros(size, dtype=np.uint64)
+        fx[:lx] = x[:lx]
+        _ntt_forward(fx, size, roots, p)
+        z[:ly] = y[:ly]
+        _ntt_forward(z, size, roots, p)
+        for i in range(size):
+            z[i] = mmul(fx[i], z[i], p, pneg)      # inputs < 2p: REDC still ends < 2p
+        _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+        return z
+    for k in range(lx + ly - 1):
+        lo_i = k - ly + 1 if k - ly + 1 > 0 else 0
+        hi_i = k if k < lx - 1 else lx - 1
+        t = ZERO
+        h = ZERO
+        l = ZERO
+        for i in range(lo_i, hi_i + 1):
+            t, h, l = mac192(t, h, l, x[i], y[k - i])
+        z[k % size] = madd(z[k % size], fold(t, h, l, p, pneg, r2), p)
+    return z
+
+
+@nb.njit(cache=True)
+def next_pow2(n):  # pragma: no cover - compiled
+    size = np.int64(1)
+    while size < n:
+        size *= 2
+    return size
+
+
+@nb.njit(cache=True)
+def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
+                        nmax):  # pragma: no cover - compiled
+    """Coefficients 0..count of ``exp(-sum_{m>=1} psums[m] z^m / m)``, as
+    :func:`series_exp_neg` but in O(M(count) log count).
+
+    Newton's identities ``m c_m = -sum_{i=1}^m P_i c_(m-i)`` are an online convolution:
+    divide and conquer on aligned blocks (as in van der Hoeven's relaxed
+    multiplication). When the block ``[e - B, e)`` is done, with B the lowest set bit of
+    e, its contribution to ``[e, e + B)`` is one cyclic product of size 2B of
+    ``c[e-B:e]`` with ``P[0:2B]`` (indices ``B..2B-1`` are free of wrap-around). Blocks
+    of ``BASE`` coefficients are done directly. ``inv[m]`` = 1/m (Montgomery).
+    """
+    base = 32
+    c = np.zeros(count + 1, dtype=np.uint64)
+    acc = np.zeros(count + 1, dtype=np.uint64)
+    c[0] = one
+    total = count + 1
+    for start in range(0, total, base):
+        stop = start + base if start + base < total else total
+        for m in range(start, stop):
+            if m > 0:
+                t = ZERO
+                h = ZERO
+                l = ZERO
+                for j in range(start, m):
+                    t, h, l = mac192(t, h, l, c[j], psums[m - j])
+                s = madd(acc[m], fold(t, h, l, p, pneg, r2), p)
+                c[m] = mneg(mmul(s, inv[m], p, pneg), p)
+        e = stop
+        if e >= total:
+            break
+        b = e & (-e)
+        if b < base:
+            continue
+        # c[e-b:e] * P[0:2b] -> acc[e:e+b]
+        plen = 2 * b if 2 * b <= count + 1 else count + 1
+        z = cyclic_mul(c[e - b:e], b, psums, plen, 2 * b, roots, iroots, nmax, p, pneg, one, r2)
+        hi = e + b if e + b < total else total
+        for m in range(e, hi):
+            acc[m] = madd(acc[m], z[m - e + b], p)
+    return c
