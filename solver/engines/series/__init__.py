@@ -91,7 +91,7 @@ from dataclasses import dataclass, field
 import flint
 import numpy as np
 
-from ladders.solver.engines.series.algebra import (ChainData, Split, _q_polys, _to_mpq, chain_data,
+from ladders.solver.engines.series.algebra import (ChainData, Split, _to_mpq, chain_data, two_player_system,
                                                  check_table, choose_split, make_split,
                                                  split_cost, two_player_exact_fmpq)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt_simple, crt_tree,
@@ -287,8 +287,8 @@ def engine_stream(plan: SeriesPlan) -> ReconstructionStream:
     from the pool of :func:`ntt_primes` for the plan's transform size, attempts
     scheduled around the expected size (a denominator and a numerator per seat)."""
     expected = int(2 * expected_digits(plan.data, plan.players) * math.log2(10))
-    return ReconstructionStream(plan.players, holdout=HOLDOUT, ratio=1.05, must_sum_to_one=True,
-                                pool=ntt_pool(plan.two_adicity), expected_bits=expected)
+    return ReconstructionStream(plan.players, holdout=HOLDOUT, ratio=1.03, must_sum_to_one=True,
+                                pool=ntt_pool(plan.two_adicity), expected_bits=expected, near=0.95)
 
 
 @dataclass(frozen=True)
@@ -304,27 +304,23 @@ class CertifiedTwoPlayer:
 def two_player_certified(chain) -> CertifiedTwoPlayer:
     """P(start, start) for two players over Q, with an exact certificate.
 
-    ``P = L(Y)``, ``Y = N G mod chi``, ``G = D^-1 mod chi`` (flint's extended Euclid over
-    Q). The certificate checks the solve step independently of how G was found:
-    ``Y D - N`` must be divisible by ``chi`` exactly. (The rest is exact arithmetic of
-    the chain's own data: chi and D from the integer characteristic polynomial of C,
-    N and the f(t) by exact iteration; the identity itself is proved in the module
-    docstring. ``ladders solve --table`` certifies the whole table against the race
-    equations instead.)
+    ``P = L(Y)`` with ``Y = N D^-1 mod chi``, found as the solution of the n x n
+    integer system ``M y = b`` of :func:`.algebra.two_player_system` (flint's Dixon
+    solver: p-adic lifting, then rational reconstruction). The certificate is
+    ``M y = b`` checked exactly in rationals, i.e. ``Y D = N (mod chi)``, independent
+    of how y was found. (The rest is exact arithmetic of the chain's own data: chi and
+    D from the integer characteristic polynomial of C, N and the f(t) by exact
+    iteration; the identity itself is proved in the module docstring. ``ladders solve
+    --table`` certifies the whole table against the race equations instead.)
     """
     t0 = time.perf_counter()
-    data = chain_data(chain)
-    n, d = data.n, data.d
-    chi, dpol, ginv = _q_polys(data)
-    f = [flint.fmpq(data.alpha[t], d ** (t + 1)) for t in range(n)]
-    svals = flint.fmpq_poly([flint.fmpq(data.sigma[t], d ** t) for t in range(n)])
-    num = (dpol * svals).truncate(n) if not hasattr(dpol, "mul_low") else dpol.mul_low(svals, n)
-    y = (num * ginv) % chi
+    system = two_player_system(chain_data(chain))
+    y = flint.fmpq_mat(system.matrix).solve(flint.fmpq_mat(system.rhs), algorithm="dixon")
     t1 = time.perf_counter()
-    certified = ((y * dpol - num) % chi) == 0
+    certified = system.matrix * y == flint.fmpq_mat(system.rhs)
     t2 = time.perf_counter()
     total = flint.fmpq(0)
-    for j, c in enumerate(y.coeffs()):
-        total += c * f[j]
-    return CertifiedTwoPlayer(_to_mpq(total), bool(certified),
+    for k, w in enumerate(system.weights):
+        total += y[k, 0] * w
+    return CertifiedTwoPlayer(_to_mpq(total * system.scale), bool(certified),
                               {"solve": t1 - t0, "certificate": t2 - t1})

@@ -299,6 +299,44 @@ def two_player_exact_fmpq(chain) -> mpq:
     return _to_mpq(total)
 
 
+@dataclass(frozen=True)
+class TwoPlayerSystem:
+    """The two-player identity as an n x n integer system ``M y = b`` (flint).
+
+    In the variable ``X = d x`` the ring is ``Z[X]/chi_C`` with ``chi_C = det(XI - C)``
+    monic and integer. Scaled to integers, ``D~(X) = d^(2 n1) D(X/d)`` (coefficients
+    ``dpoly[i] d^(2(n1-i))``) and ``N~(X) = d^(2(n-1)) N(X/d)`` (coefficients
+    ``nu_k d^(2(n-1-k))``, ``nu_k = sum_{i+s=k} dpoly[i] sigma_s``). Column j of M
+    holds ``X^j D~ mod chi_C``, so ``M y = b`` (b = N~) says ``y D~ = N~ (mod chi_C)``:
+    y is ``N~ D~^-1`` and ``P = scale * sum_k y_k alpha_k`` (``L(X^k) = d^k f(k+1) =
+    alpha_k / d``), ``scale = d^(2 n1) / d^(2(n-1)+1)``.
+    """
+
+    matrix: flint.fmpz_mat
+    rhs: flint.fmpz_mat
+    weights: list[int]
+    scale: flint.fmpq
+
+
+def two_player_system(data: ChainData) -> TwoPlayerSystem:
+    """Build :class:`TwoPlayerSystem` from the chain's integer data."""
+    n, d, n1 = data.n, data.d, data.n1
+    chi = data.charpoly
+    col = [data.dpoly[i] * d ** (2 * (n1 - i)) for i in range(n1 + 1)] + [0] * (n - n1 - 1)
+    entries = [[0] * n for _ in range(n)]
+    for j in range(n):
+        for i in range(n):
+            entries[i][j] = col[i]
+        top = col[n - 1]
+        col = [0] + col[:n - 1]
+        if top:
+            col = [col[i] - top * chi[i] for i in range(n)]
+    nu = [sum(data.dpoly[i] * data.sigma[k - i] for i in range(min(k, n1) + 1)) for k in range(n)]
+    rhs = [nu[k] * d ** (2 * (n - 1 - k)) for k in range(n)]
+    return TwoPlayerSystem(flint.fmpz_mat(entries), flint.fmpz_mat(n, 1, rhs), list(data.alpha[:n]),
+                           flint.fmpq(d ** (2 * n1), d ** (2 * (n - 1) + 1)))
+
+
 def check_table(chain, table: list[list[mpq]]) -> bool:
     """Exact certificate: ``d P(a,b) + sum_a' C[a,a'] P(b,a') = d`` for every (a, b).
 

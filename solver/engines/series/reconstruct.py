@@ -298,7 +298,7 @@ class ReconstructionStream:
     bits collected reach ``next_bits``; after a failure ``next_bits *= ratio``):
 
     Attempts come when the bits collected reach ``next_bits``: at ``first_bits``, then
-    four times as many each time while below 85 % of ``expected_bits`` (the size the
+    four times as many each time while below ``near`` of ``expected_bits`` (the size the
     plan expects, 0 if unknown), then at that mark, then ``ratio`` times more each time:
     a few cheap small attempts and a few near the answer, instead of dozens of costly
     ones on the way (each attempt is a CRT and a reconstruction of everything so far).
@@ -328,6 +328,7 @@ class ReconstructionStream:
     must_sum_to_one: bool = False
     pool: float = 5.3e16
     expected_bits: int = 0
+    near: float = 0.85
     primes: list[int] = field(default_factory=list)
     residues: list[np.ndarray] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
@@ -339,6 +340,8 @@ class ReconstructionStream:
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
+        self._acc: tuple[list[mpz], mpz] = ([mpz(0)] * self.count, mpz(1))
+        self._acc_count = 0
 
     def error_bound(self) -> float:
         """An upper bound on the probability that a wrong fraction passed the held-out
@@ -374,17 +377,32 @@ class ReconstructionStream:
 
     def _next_target(self) -> int:
         b = self.bits
-        near = int(0.85 * self.expected_bits)
+        near = int(self.near * self.expected_bits)
         if b < near:
             return min(max(4 * b, b + 64), near)
         return max(int(b * self.ratio), b + 64)
 
+    def _combined(self, count: int) -> tuple[list[mpz], mpz]:
+        """CRT of the first ``count`` primes, extending the last attempt's: only the
+        primes that arrived since go through a subproduct tree, then one combination
+        with the running value (so an attempt never redoes the whole CRT)."""
+        done = self._acc_count
+        if count > done:
+            chunk_r = [[int(v) for v in r] for r in self.residues[done:count]]
+            xs, m = crt_tree(chunk_r, self.primes[done:count])
+            if done:
+                acc_x, acc_m = self._acc
+                inv = invert(acc_m % m, m)
+                xs = [xa + acc_m * (((xc - xa) * inv) % m) for xa, xc in zip(acc_x, xs)]
+                m = acc_m * m
+            self._acc, self._acc_count = (xs, m), count
+        return self._acc
+
     def _attempt(self) -> bool:
         self.attempts += 1
         h = self.holdout
-        build_p = self.primes[:-h] if h else self.primes
-        build_r = [[int(v) for v in r] for r in (self.residues[:-h] if h else self.residues)]
-        xs, m = crt_tree(build_r, build_p)
+        build = len(self.primes) - h
+        xs, m = self._combined(build)
         first = rational_reconstruct(xs[0], m)
         if first is None:
             return False
@@ -402,7 +420,7 @@ class ReconstructionStream:
                 nj = val.numerator * (den // val.denominator)
             nums.append(nj)
         # confirmation at primes not used to build the candidate
-        for q, r in zip(self.primes[len(build_p):], self.residues[len(build_p):]):
+        for q, r in zip(self.primes[build:], self.residues[build:]):
             dq = den % q
             for j in range(self.count):
                 if (nums[j] - int(r[j]) * dq) % q:
