@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from examples import EXAMPLES
 from ladders.solver.games.board import preset_board
-from ladders.solver.checks.bounds import bounds_to_digits, markov_bounds
+from ladders.solver.checks.bounds import bounds_to_digits, interval_bounds, markov_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
 from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.games.race import solve_race
@@ -69,3 +69,24 @@ def test_bounds_bracket_random_boards(board, players: int, n: int) -> None:
     seats = solve_race(chain, players).seats
     b = markov_bounds(chain, players, n)
     assert all(lo <= p <= up for lo, p, up in zip(b.lower, seats, b.upper))
+
+
+@settings(max_examples=15, deadline=None)
+@given(board=small_boards(), players=st.integers(2, 4), digits=st.integers(1, 40))
+def test_interval_bounds_contain_the_exact_bounds(board, players, digits):
+    chain = build_chain(board)
+    exact = bounds_to_digits(chain, players, digits)
+    wide = interval_bounds(chain, players, digits)
+    assert wide.agree_digits(digits)
+    # the fixed-point walk may need a move more than the exact one, never fewer
+    assert wide.moves >= exact.moves
+    same = markov_bounds(chain, players, wide.moves)
+    assert all(lo <= x for lo, x in zip(wide.lower, same.lower))
+    assert all(up >= x for up, x in zip(wide.upper, same.upper))
+
+
+def test_interval_bounds_bracket_the_answer():
+    ex = EXAMPLES["tiny10-2"]
+    wide = interval_bounds(build_chain(ex.board), 2, 30)
+    assert wide.lower[0] <= ex.seat1 <= wide.upper[0]
+    assert wide.lower[1] <= 1 - ex.seat1 <= wide.upper[1]

@@ -25,8 +25,19 @@ if TYPE_CHECKING:
     from ladders.solver.exact import mpq
     from ladders.solver.problem import Problem
 
-#: Primes per task: a few seconds of work on the full board (3 players).
+#: Primes per task: a few seconds of work on the full board for 3 players; four
+#: times as many when a prime costs more than :data:`HEAVY_PRIME` modelled operations
+#: (4 players: ~30 s a task, and a store of ~500 batches instead of ~2,000, whose
+#: manifests list every batch).
 BATCH_PRIMES = 256
+HEAVY_PRIME = 1e7
+
+
+def default_batch(plan: Any) -> int:
+    """Primes per batch for ``plan`` when ``--batch-primes`` is not given."""
+    from ladders.solver.engines.series import make_split, split_cost
+    cost = split_cost(make_split(plan.data, plan.players, plan.split))
+    return BATCH_PRIMES * (4 if cost > HEAVY_PRIME else 1)
 #: Decimal digits to which the Markov bounds must agree for 3 or more players (the
 #: answer has many more; the bounds are an independent check of its leading digits).
 BOUNDS_DIGITS = 1000
@@ -76,7 +87,7 @@ class SeriesEngine(Engine):
             executor = "dask" if (plan.degree_a * plan.degree_b > 100_000 or request.spec.remote
                                   or request.spec.workers) else "serial"
         seed = request.seed if request.seed is not None else random.SystemRandom().randrange(1 << 32)
-        batch = request.batch_primes or BATCH_PRIMES
+        batch = request.batch_primes or default_batch(plan)
         with store_dir(request.checkpoint) as root:
             token = f"{plan.digest[:24]}-{seed}-{batch}"
             run = run_json(problem, self.name, executor, system_digest=plan.digest,
@@ -158,8 +169,9 @@ class SeriesWork(BatchWork):
 
 
 class _Bounds(threading.Thread):
-    """Markov bounds that agree to :data:`BOUNDS_DIGITS` digits, computed in the driver
-    while the workers compute residues (it only waits for receipts meanwhile)."""
+    """Markov bounds that agree to :data:`BOUNDS_DIGITS` digits (in fixed point:
+    :func:`ladders.solver.checks.bounds.interval_bounds`), computed in the driver while
+    the workers compute residues (it only waits for receipts meanwhile)."""
 
     def __init__(self, problem: Problem, digits: int) -> None:
         super().__init__(name="ladders-bounds", daemon=True)
@@ -169,10 +181,10 @@ class _Bounds(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        from ladders.solver.checks.bounds import bounds_to_digits
+        from ladders.solver.checks.bounds import interval_bounds
         t0 = time.perf_counter()
         try:
-            self.bounds = bounds_to_digits(self.problem.chain, self.problem.players, self.digits)
+            self.bounds = interval_bounds(self.problem.chain, self.problem.players, self.digits)
         except BaseException as exc:  # raised again in the driver's thread by result()
             self.error = exc
         self.seconds = time.perf_counter() - t0

@@ -22,6 +22,7 @@ step costs a few big-integer multiplications instead of fraction arithmetic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -133,3 +134,65 @@ def bounds_to_digits(chain: AbsorbingChain, players: int, digits: int,
         if n >= max_moves:
             raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")
     raise AssertionError("unreachable: iter_throws never ends")
+
+
+def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
+                    max_moves: int = 1_000_000) -> Bounds:
+    """Rigorous bounds that agree to ``digits`` decimals, in fixed point.
+
+    The same Markov bounds as :func:`bounds_to_digits`, widened by the rounding of a
+    fixed-point walk: the distribution after t throws is kept as integers scaled by
+    ``2^B`` (``B = digits log2(10) + 96``), each step rounded down. Every entry is then
+    below the true one, and since each row of ``C/d`` sums to at most 1 the total shortfall
+    grows by at most n (one unit per entry) a step: at most ``n t`` units after t throws.
+    Lower bounds use the rounded values, upper bounds the rounded values plus that
+    shortfall, rounded up; so ``lower <= exact lower(t) <= P_j <= exact upper(t) <=
+    upper``. (Where the answer has a terminating decimal expansion the rounded bounds
+    cannot agree on its digits; then the exact :func:`bounds_to_digits` is returned.)
+    The numbers stay at B bits instead of growing by ``k log2(d)`` bits a move,
+    which makes this several times faster than the exact bounds on long walks (3
+    players on hasbro to 1,000 digits: 19,008 moves either way).
+    """
+    check_players(players)
+    if digits < 1:
+        raise ValueError(f"digits must be at least 1, got {digits}")
+    k, n, d = players, len(chain.states), chain.die
+    bits = math.ceil(digits * math.log2(10)) + 96
+    one = mpz(1) << bits
+    shift = bits * (k - 1)
+    target = mpz(10) ** digits
+    moves, finish = chain.moves, [int(x) for x in chain.finish]
+    v = [mpz(0)] * n
+    v[chain.start_index] = one
+    lo, hi = [mpz(0)] * k, [mpz(0)] * k
+    s_prev, prev_err = one, 0
+    for t in range(1, max_moves + 1):
+        new = [mpz(0)] * n
+        absorbed = mpz(0)
+        for i, vi in enumerate(v):
+            if vi:
+                for j, c in moves[i]:
+                    new[j] += vi * c
+                if finish[i]:
+                    absorbed += vi * finish[i]
+        a = absorbed // d
+        v = [x // d for x in new]
+        s = sum(v, mpz(0))
+        err = n * t + 1                # shortfall of a, s (and of s_prev: prev_err)
+        a_hi, s_hi, p_hi = a + err, s + err, s_prev + prev_err
+        for j in range(k):
+            lo[j] += (a * s ** j * s_prev ** (k - 1 - j)) >> shift
+            hi[j] -= (-(a_hi * s_hi ** j * p_hi ** (k - 1 - j))) >> shift      # ceiling
+        gap = -((-(s_hi ** k)) >> shift)
+        s_prev, prev_err = s, err
+        if gap * target < one:
+            bounds = Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
+            if bounds.agree_digits(digits):
+                return bounds
+            if all((h + gap - x) * target < (one >> 64) for x, h in zip(lo, hi)):
+                # narrower than 10^-digits 2^-64 and still not the same digits: an answer
+                # with a terminating decimal sits between them (the exact walk lands on it)
+                return bounds_to_digits(chain, players, digits, max_moves)
+        if t >= max_moves:
+            break
+    raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")

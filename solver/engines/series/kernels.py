@@ -19,6 +19,7 @@ from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_inde
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
                                                       msub, reduce_limbs, to_mont, inverses_upto)
+from ladders.solver.engines.series.hgcd import poly_invmod_fast
 from ladders.solver.engines.series.polyarith import (cyclic_mul, next_pow2, ntt_tables, poly_invmod,
                                                      poly_rem, series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, ntt_pool, ntt_primes,
@@ -137,7 +138,11 @@ def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l,
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
     # --- G = D_b^-1 mod chi_a
-    ok, g = poly_invmod(poly_rem(db, chi, p, pneg, one), chi, p, pneg, one, r2)
+    rem = poly_rem(db, chi, p, pneg, one)
+    if nmax > 0:
+        ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
+    else:
+        ok, g = poly_invmod(rem, chi, p, pneg, one, r2)
     if not ok:
         return False
     grev = g[::-1].copy()

@@ -1,0 +1,624 @@
+"""Inverse of a polynomial modulo another over F_p (numba), subquadratic: the
+half-gcd, to replace the quadratic extended Euclid :func:`.polyarith.poly_invmod`.
+
+The half-gcd (Knuth 1970, Schoenhage 1971, Moenck 1973) gets the Euclidean quotients
+from the top coefficients: the quotients of ``(a, b)``, ``deg a = n``, whose
+remainders keep degree >= ``n - k`` are those of ``(a div x^s, b div x^s)`` when
+``2k <= n - s`` (von zur Gathen & Gerhard, "Modern Computer Algebra", 3rd ed., Lemma
+11.1 and section 11.1). With two recursive calls on top parts (the formulation of
+Thull & Yap 1990, "A unified approach to HGCD algorithms for polynomials and
+integers"), :func:`_hgcd` returns the 2x2 matrix M of the quotients from ``(a, b)``
+down to the consecutive remainders ``(c, d) = M (a, b)``, ``deg c >= ceil(n/2) >
+deg d``, in O(M(n) log n) for products costing M(n):
+
+1. ``R = hgcd(a div x^m, b div x^m)``, ``m = ceil(n/2)``: then ``R (a, b)`` is ``x^m``
+   times the pair that call returns plus ``R (a mod x^m, b mod x^m)``, and its
+   second member has degree < 3n/4 + 1;
+2. one Euclidean step ``(c, d) -> (d, e = c mod d)``, ``Q = [[0, 1], [1, -q]]``;
+3. ``S = hgcd(d div x^k, e div x^k)`` with ``k = 2m - deg d`` goes on to degree m;
+4. the result is ``S Q R`` and ``S (d, e)``, made like step 1.
+
+:func:`poly_invmod_fast` repeats half-gcd and one step, each time on a pair of half
+the degree, and carries the row of the last pair back up through the matrices.
+
+Products are number-theoretic transforms (:mod:`.polyarith`; schoolbook where none
+fits ``nmax`` or where that is cheaper). A level of degree n transforms at one size N
+> n/2, and nothing twice: R and S (degree <= n/4) once each, starting from the
+transforms of size N/2 their recursive call made them with (a twisted half transform
+completes them); the pairs they multiply in pieces or wrapped around modulo
+``x^N - 1`` (:func:`_pair_product`); ``Q R`` pointwise from R's transforms; ``S Q R``
+pointwise, handed up with its transforms. Below degree ``HGCD_BASE`` the quotients
+come from the quadratic algorithm, with a linear quotient in one pass.
+
+Measured against poly_invmod (random inputs, a 2^16-transform prime): about the same
+below degree 200, 1.8 times as fast at 500, 2.6 at 1000, 5.5 at 3000, 10 at 6000.
+
+Conventions: coefficients are Montgomery residues (:mod:`.montgomery`), low degree
+first; a polynomial is a C-contiguous uint64 array without trailing zeros (zero is
+empty) unless said otherwise; ``p``, ``pneg``, ``one``, ``r2`` are the uint64
+constants of :func:`.montgomery.mont_setup`, ``roots``, ``iroots`` the ``(2, nmax)``
+tables of :func:`.polyarith.ntt_tables` and ``nmax`` (int64) the largest transform
+(0: none); sizes are int64 powers of two."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, fold, mac192, minv, mmul,
+                                                      mneg, msub, mul128, redc)
+from ladders.solver.engines.series.polyarith import _ntt_forward, _ntt_inverse, _shoup, next_pow2
+
+#: Degree below which the half-gcd runs the quadratic Euclidean algorithm.
+HGCD_BASE = 160
+#: Degree below which the inverse as a whole is the quadratic algorithm's.
+XGCD_BASE = 160
+#: A quotient this long (and a divisor this long) is divided by Newton iteration.
+DIV_NEWTON = 64
+
+
+# ----------------------------------------------------------------------------------
+# Plain polynomial helpers (arrays without trailing zeros)
+# ----------------------------------------------------------------------------------
+
+@nb.njit(inline="always", cache=True)
+def _madd(a, b, p):  # pragma: no cover - compiled
+    """``a + b mod p`` without a branch (``a, b < p < 2^62``). :func:`.montgomery.madd`
+    compiles to a jump, mispredicted half the time on random residues: loops with it
+    ran twice as long here."""
+    s = a + b - p
+    return s + (p & (ZERO - (s >> U64(63))))
+
+
+@nb.njit(cache=True)
+def _trimmed(x):  # pragma: no cover - compiled
+    """A copy of ``x`` without its trailing zeros (uint64 array)."""
+    n = x.size
+    while n > 0 and x[n - 1] == ZERO:
+        n -= 1
+    return x[:n].copy()
+
+
+@nb.njit(cache=True)
+def _add_shifted(lo, hi, shift, p):  # pragma: no cover - compiled
+    """``lo + x^shift hi`` (polynomials, shift >= 0)."""
+    n = max(lo.size, hi.size + shift)
+    z = np.zeros(n, dtype=np.uint64)
+    z[:lo.size] = lo
+    for i in range(hi.size):
+        z[shift + i] = _madd(z[shift + i], hi[i], p)
+    return _trimmed(z)
+
+
+@nb.njit(cache=True)
+def _add(x, y, p):  # pragma: no cover - compiled
+    """``x + y`` (polynomials)."""
+    z = np.zeros(max(x.size, y.size), dtype=np.uint64)
+    z[:x.size] = x
+    for i in range(y.size):
+        z[i] = _madd(z[i], y[i], p)
+    return _trimmed(z)
+
+
+@nb.njit(cache=True)
+def _sub(x, y, p):  # pragma: no cover - compiled
+    """``x - y`` (polynomials)."""
+    z = np.zeros(max(x.size, y.size), dtype=np.uint64)
+    z[:x.size] = x
+    for i in range(y.size):
+        z[i] = msub(z[i], y[i], p)
+    return _trimmed(z)
+
+
+@nb.njit(cache=True)
+def _scale(x, c, p, pneg):  # pragma: no cover - compiled
+    """``c x`` for a nonzero constant c."""
+    z = np.empty(x.size, dtype=np.uint64)
+    for i in range(x.size):
+        z[i] = mmul(x[i], c, p, pneg)
+    return z
+
+
+@nb.njit(cache=True)
+def _school(x, y, p, pneg, r2):  # pragma: no cover - compiled
+    """``x y`` by schoolbook, each coefficient one lazily reduced 192-bit sum."""
+    if x.size == 0 or y.size == 0:
+        return np.zeros(0, dtype=np.uint64)
+    lz = x.size + y.size - 1
+    z = np.empty(lz, dtype=np.uint64)
+    for k in range(lz):
+        lo_i = k - y.size + 1 if k - y.size + 1 > 0 else 0
+        hi_i = k if k < x.size - 1 else x.size - 1
+        t = ZERO
+        h = ZERO
+        l = ZERO
+        for i in range(lo_i, hi_i + 1):
+            t, h, l = mac192(t, h, l, x[i], y[k - i])
+        z[k] = fold(t, h, l, p, pneg, r2)
+    return _trimmed(z)
+
+
+@nb.njit(cache=True)
+def _plen(x, y):  # pragma: no cover - compiled
+    """Length of ``x y`` (0 when either is zero)."""
+    return x.size + y.size - 1 if x.size > 0 and y.size > 0 else 0
+
+
+@nb.njit(cache=True)
+def _log2(size):  # pragma: no cover - compiled
+    """``ceil(log2(size))``."""
+    k = 0
+    while (np.int64(1) << k) < size:
+        k += 1
+    return k
+
+
+# ----------------------------------------------------------------------------------
+# Transforms (a polynomial folded modulo x^size - 1, then evaluated)
+# ----------------------------------------------------------------------------------
+# The forward transform (decimation in frequency, natural order in) of size N begins
+# with f mod (x^(N/2) - 1) and transforms that by the size-N/2 transform in the first
+# half of the array: the first N/2 values of a size-N transform are the size-N/2
+# transform of ``f mod (x^(N/2) - 1)``, so a matrix transformed once serves products
+# of every smaller size too. Costs: a transform of size N is worth about ``N log2 N``
+# schoolbook multiply-adds here (measured), which is what the choices below compare.
+
+@nb.njit(cache=True)
+def _folded(x, size, p):  # pragma: no cover - compiled
+    """``x mod (x^size - 1)`` as an array of ``size`` coefficients."""
+    z = np.zeros(size, dtype=np.uint64)
+    if x.size <= size:
+        z[:x.size] = x
+    else:
+        for i in range(x.size):
+            z[i % size] = _madd(z[i % size], x[i], p)
+    return z
+
+
+@nb.njit(cache=True)
+def _fwd(x, size, roots, p):  # pragma: no cover - compiled
+    """Transform of ``x mod (x^size - 1)`` (values in ``[0, 2p)``)."""
+    z = _folded(x, size, p)
+    _ntt_forward(z, size, roots, p)
+    return z
+
+
+@nb.njit(cache=True)
+def _fwd4(m00, m01, m10, m11, size, roots, p):  # pragma: no cover - compiled
+    """The transforms of a 2x2 matrix's entries, rows of a ``(4, size)`` array."""
+    f = np.empty((4, size), dtype=np.uint64)
+    f[0] = _fwd(m00, size, roots, p)
+    f[1] = _fwd(m01, size, roots, p)
+    f[2] = _fwd(m10, size, roots, p)
+    f[3] = _fwd(m11, size, roots, p)
+    return f
+
+
+@nb.njit(cache=True)
+def _fwd4_from(m00, m01, m10, m11, fm, size, roots, p):  # pragma: no cover - compiled
+    """:func:`_fwd4` at ``size``, given the matrix's transforms ``fm`` at some size.
+
+    ``fm`` of half the size (a recursive call's, its entries of degree < size/2) is
+    the first half; the second half is the size/2 transform of the entries twisted by
+    ``w^i`` (w of order size), which is what the first butterflies would have made."""
+    if fm.shape[1] == size:
+        return fm
+    if 2 * fm.shape[1] != size:
+        return _fwd4(m00, m01, m10, m11, size, roots, p)
+    half = size // 2
+    f = np.zeros((4, size), dtype=np.uint64)
+    for r, x in enumerate((m00, m01, m10, m11)):
+        f[r, :half] = fm[r]
+        for i in range(x.size):
+            f[r, half + i] = _shoup(x[i], roots[0, half + i], roots[1, half + i], p)
+        _ntt_forward(f[r, half:], half, roots, p)
+    return f
+
+
+@nb.njit(cache=True)
+def _dot2(f, g, h, k, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+    """Coefficients of ``f g + h k`` from transforms: the first ``size`` values of each
+    (the transforms of size ``size``, see above), multiplied pointwise, inverted."""
+    z = np.empty(size, dtype=np.uint64)
+    for i in range(size):
+        z[i] = _madd(mmul(f[i], g[i], p, pneg), mmul(h[i], k[i], p, pneg), p)
+    _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+    return z
+
+
+@nb.njit(cache=True)
+def _mul(x, y, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - compiled
+    """``x y``: three transforms or schoolbook, whichever is cheaper."""
+    size = next_pow2(_plen(x, y))
+    if size > nmax or 3 * size * _log2(size) >= x.size * y.size:
+        return _school(x, y, p, pneg, r2)
+    fx = _fwd(x, size, roots, p)
+    fy = _fwd(y, size, roots, p)
+    for i in range(size):
+        fx[i] = mmul(fx[i], fy[i], p, pneg)
+    _ntt_inverse(fx, size, iroots, p, pneg, one, r2)
+    return _trimmed(fx)
+
+
+@nb.njit(cache=True)
+def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
+                  nmax):  # pragma: no cover - compiled
+    """``(m00 x + m01 y, m10 x + m11 y)`` for a 2x2 matrix M and a pair.
+
+    ``fm``: M's transforms (:func:`_fwd4`) at a size exceeding M's degree, or a
+    ``(4, 0)`` array. The cheapest of schoolbook and transforms of each size N >= M's
+    length is taken, M transformed again only if ``fm`` is smaller than N
+    (:func:`_fwd4_from`). At size N either the pair is cut into pieces of
+    ``N - len(M) + 1`` coefficients, whose products do not wrap around, or, when the
+    products exceed N by ``W <= N/2`` coefficients, they are taken modulo ``x^N - 1``
+    whole and the W that wrapped around are subtracted again: they are the top of the
+    product of the top W coefficients of each side, which transforms of size ``2W``
+    give.
+    """
+    empty = np.zeros(0, dtype=np.uint64)
+    lm = max(max(m00.size, m01.size), max(m10.size, m11.size))
+    lx = max(x.size, y.size)
+    if lm == 0 or lx == 0:
+        return empty, empty
+    total = lx + lm - 1
+    best = np.int64(0)
+    best_cost = 4 * lm * lx
+    wrap = np.int64(0)
+    size = next_pow2(max(lm, 2))
+    while size <= nmax:
+        mat = 0 if fm.shape[1] >= size else (2 if 2 * fm.shape[1] == size else 4)
+        piece = size - lm + 1
+        pieces = (lx + piece - 1) // piece
+        cost = (4 * pieces + mat) * size * _log2(size)
+        if cost < best_cost:
+            best, best_cost, wrap = size, cost, 0
+        w = total - size
+        if 0 < w < min(lm, lx) and 2 * w <= size:
+            sw = next_pow2(2 * w - 1)
+            cost = (4 + mat) * size * _log2(size) + 8 * sw * _log2(sw)
+            if cost < best_cost:
+                best, best_cost, wrap = size, cost, w
+        if piece >= lx:
+            break
+        size *= 2
+    if best == 0:
+        return (_add(_school(m00, x, p, pneg, r2), _school(m01, y, p, pneg, r2), p),
+                _add(_school(m10, x, p, pneg, r2), _school(m11, y, p, pneg, r2), p))
+    size = best
+    f = fm
+    if f.shape[1] < size:
+        f = _fwd4_from(m00, m01, m10, m11, fm, size, roots, p)
+    u = np.zeros(total, dtype=np.uint64)
+    v = np.zeros(total, dtype=np.uint64)
+    if wrap > 0:
+        fx = _fwd(x, size, roots, p)
+        fy = _fwd(y, size, roots, p)
+        sw = next_pow2(2 * wrap - 1)
+        hx = _fwd(x[lx - wrap:], sw, roots, p)
+        hy = _fwd(y[lx - wrap:], sw, roots, p)
+        for row, out in enumerate((u, v)):
+            out[:size] = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, p, pneg, one,
+                               r2)
+            mi = (m00, m10)[row]
+            mj = (m01, m11)[row]
+            h = _dot2(_fwd(mi[lm - wrap:], sw, roots, p), hx, _fwd(mj[lm - wrap:], sw, roots, p),
+                      hy, sw, iroots, p, pneg, one, r2)
+            for t in range(wrap):
+                out[t] = msub(out[t], h[wrap - 1 + t], p)
+                out[size + t] = h[wrap - 1 + t]
+        return _trimmed(u), _trimmed(v)
+    piece = size - lm + 1
+    for start in range(0, lx, piece):
+        fx = _fwd(x[start:start + piece], size, roots, p)
+        fy = _fwd(y[start:start + piece], size, roots, p)
+        top = min(size, total - start)
+        for row, out in enumerate((u, v)):
+            z = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, p, pneg, one, r2)
+            for i in range(top):
+                out[start + i] = _madd(out[start + i], z[i], p)
+    return _trimmed(u), _trimmed(v)
+
+
+# ----------------------------------------------------------------------------------
+# Division with remainder
+# ----------------------------------------------------------------------------------
+
+@nb.njit(cache=True)
+def _inv_series(f, n, p, pneg, one, r2, roots, iroots):  # pragma: no cover - compiled
+    """``g`` with ``f g = 1 mod x^n`` (``f[0] != 0``; transforms of size up to
+    ``next_pow2(n)`` must exist). Newton: ``g <- g - x^k g h`` where ``f g = 1 + x^k h``.
+    """
+    g = np.zeros(n, dtype=np.uint64)
+    g[0] = minv(f[0], p, pneg, one)
+    k = 1
+    while k < n:
+        k2 = min(2 * k, n)
+        size = next_pow2(k2)
+        fg = _fwd(g[:k], size, roots, p)
+        e = _fwd(f[:min(k2, f.size)], size, roots, p)
+        for i in range(size):
+            e[i] = mmul(e[i], fg[i], p, pneg)
+        _ntt_inverse(e, size, iroots, p, pneg, one, r2)   # f g: wrap-around only below k
+        h = _fwd(e[k:k2], size, roots, p)
+        for i in range(size):
+            h[i] = mmul(h[i], fg[i], p, pneg)
+        _ntt_inverse(h, size, iroots, p, pneg, one, r2)   # g h: length < k2, no wrap
+        for i in range(k2 - k):
+            g[k + i] = mneg(h[i], p)
+        k = k2
+    return g
+
+
+@nb.njit(cache=True)
+def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - compiled
+    """``(q, r)``: ``c = q d + r``, ``deg r < deg d`` (d nonzero).
+
+    Schoolbook (``(deg q + 1) deg d`` multiply-adds) unless quotient and divisor are
+    both long (``DIV_NEWTON``) and transforms exist: then ``rev(q) = rev(c) / rev(d)
+    mod x^(deg q + 1)`` (Newton inverse, MCA section 9.1) and ``r = (c - q d) mod (x^N -
+    1)`` for a transform size ``N >= deg d``, as ``deg r < deg d``.
+    """
+    l0 = c.size - 1
+    l1 = d.size - 1
+    k = l0 - l1
+    if k < 0:
+        return np.zeros(0, dtype=np.uint64), c.copy()
+    if (k < DIV_NEWTON or l1 < DIV_NEWTON or next_pow2(2 * k + 1) > nmax
+            or next_pow2(l1) > nmax):
+        r = c.copy()
+        q = np.zeros(k + 1, dtype=np.uint64)
+        lead_inv = minv(d[l1], p, pneg, one)
+        for i in range(l0, l1 - 1, -1):
+            if r[i] == ZERO:
+                continue
+            cq = mmul(r[i], lead_inv, p, pneg)
+            q[i - l1] = cq
+            shift = i - l1
+            for j in range(l1):
+                r[shift + j] = msub(r[shift + j], mmul(cq, d[j], p, pneg), p)
+            r[i] = ZERO
+        return _trimmed(q), _trimmed(r[:l1])
+    f = np.empty(min(k, l1) + 1, dtype=np.uint64)
+    for i in range(f.size):
+        f[i] = d[l1 - i]
+    g = _inv_series(f, k + 1, p, pneg, one, r2, roots, iroots)
+    rc = np.empty(k + 1, dtype=np.uint64)
+    for i in range(k + 1):
+        rc[i] = c[l0 - i]
+    size = next_pow2(2 * k + 1)
+    fq = _fwd(rc, size, roots, p)
+    fg = _fwd(g, size, roots, p)
+    for i in range(size):
+        fq[i] = mmul(fq[i], fg[i], p, pneg)
+    _ntt_inverse(fq, size, iroots, p, pneg, one, r2)
+    q = np.empty(k + 1, dtype=np.uint64)
+    for i in range(k + 1):
+        q[i] = fq[k - i]
+    size = next_pow2(l1)
+    fq = _fwd(q, size, roots, p)
+    fd = _fwd(d, size, roots, p)
+    for i in range(size):
+        fq[i] = mmul(fq[i], fd[i], p, pneg)
+    _ntt_inverse(fq, size, iroots, p, pneg, one, r2)
+    cf = _folded(c, size, p)
+    r = np.empty(l1, dtype=np.uint64)
+    for i in range(l1):
+        r[i] = msub(cf[i], fq[i], p)
+    return q, _trimmed(r)
+
+
+# ----------------------------------------------------------------------------------
+# Half-gcd
+# ----------------------------------------------------------------------------------
+
+@nb.njit(inline="always", cache=True)
+def _sub_linear(dst, src, count, nq0, nq1, p, pneg):  # pragma: no cover - compiled
+    """``dst[j] += nq0 src[j] + nq1 src[j-1]`` for ``j < count`` (``src[-1] = 0``): one
+    Montgomery reduction for both products (their 128-bit sum is < 2 p^2)."""
+    if count > 0:
+        dst[0] = _madd(dst[0], mmul(nq0, src[0], p, pneg), p)
+    for j in range(1, count):
+        h0, l0 = mul128(nq0, src[j])
+        h1, l1 = mul128(nq1, src[j - 1])
+        lo = l0 + l1
+        hi = h0 + h1 + (ONE if lo < l0 else ZERO)
+        dst[j] = _madd(dst[j], redc(hi, lo, p, pneg), p)
+
+
+@nb.njit(cache=True)
+def _euclid(a, b, stop, p, pneg, one):  # pragma: no cover - compiled
+    """Quadratic Euclid from ``(a, b)`` (``deg a > deg b``) while the second remainder
+    has degree >= stop: ``(m00, m01, m10, m11, c, d)`` with ``(c, d) = M (a, b)``.
+
+    A step with a linear quotient (all but a few, for random inputs) is one pass over
+    the remainder and each cofactor; longer quotients go coefficient by coefficient."""
+    n0 = a.size
+    n1 = b.size
+    r0 = a.copy()
+    r1 = b.copy()
+    cap = a.size + 1          # cofactors have degree < deg a, and one zero pads them
+    s0 = np.zeros(cap, dtype=np.uint64)      # r0 = s0 a + t0 b, r1 = s1 a + t1 b
+    t0 = np.zeros(cap, dtype=np.uint64)
+    s1 = np.zeros(cap, dtype=np.uint64)
+    t1 = np.zeros(cap, dtype=np.uint64)
+    s0[0] = one
+    t1[0] = one
+    ls0, lt0, ls1, lt1 = 1, 0, 0, 1
+    while n1 - 1 >= stop:
+        # r0 <- r0 - q r1, (s0, t0) <- (s0, t0) - q (s1, t1), then swap
+        lead_inv = minv(r1[n1 - 1], p, pneg, one)
+        if n0 == n1 + 1:
+            q1 = mmul(r0[n0 - 1], lead_inv, p, pneg)
+            q0 = mmul(msub(r0[n0 - 2], mmul(q1, r1[n1 - 2], p, pneg), p), lead_inv, p, pneg)
+            nq1 = mneg(q1, p)
+            nq0 = mneg(q0, p)
+            _sub_linear(r0, r1, n1 - 1, nq0, nq1, p, pneg)
+            r0[n1 - 1] = ZERO
+            r0[n1] = ZERO
+            _sub_linear(s0, s1, ls1 + 1, nq0, nq1, p, pneg)
+            _sub_linear(t0, t1, lt1 + 1, nq0, nq1, p, pneg)
+            ls0 = max(ls0, ls1 + 1)
+            lt0 = max(lt0, lt1 + 1)
+        else:
+            for i in range(n0 - 1, n1 - 2, -1):
+                c = r0[i]
+                if c == ZERO:
+                    continue
+                cq = mmul(c, lead_inv, p, pneg)
+                shift = i - (n1 - 1)
+                for j in range(n1 - 1):
+                    r0[shift + j] = msub(r0[shift + j], mmul(cq, r1[j], p, pneg), p)
+                r0[i] = ZERO
+                for j in range(ls1):
+                    s0[shift + j] = msub(s0[shift + j], mmul(cq, s1[j], p, pneg), p)
+                for j in range(lt1):
+                    t0[shift + j] = msub(t0[shift + j], mmul(cq, t1[j], p, pneg), p)
+                ls0 = max(ls0, shift + ls1)
+                lt0 = max(lt0, shift + lt1)
+        n0 = n1 - 1
+        while n0 > 0 and r0[n0 - 1] == ZERO:
+            n0 -= 1
+        r0, r1 = r1, r0
+        n0, n1 = n1, n0
+        s0, s1 = s1, s0
+        t0, t1 = t1, t0
+        ls0, ls1 = ls1, ls0
+        lt0, lt1 = lt1, lt0
+    return (_trimmed(s0[:ls0]), _trimmed(t0[:lt0]), _trimmed(s1[:ls1]), _trimmed(t1[:lt1]),
+            r0[:n0].copy(), r1[:n1].copy())
+
+
+@nb.njit(cache=True)
+def _hgcd(a, b, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - compiled
+    """Half-gcd of ``(a, b)``, ``deg a = n > deg b``: ``(m00, m01, m10, m11, c, d, fm)``,
+    M the product of the Euclidean quotient steps from ``(a, b)`` to the consecutive
+    remainders ``(c, d) = M (a, b)`` with ``deg c >= ceil(n/2) > deg d``; ``fm`` is M's
+    transforms (:func:`_fwd4`) when they were at hand, else a ``(4, 0)`` array.
+
+    One size of transform, ``N > n/2``, serves the level: the matrices R and S (degree
+    < n/4) are transformed once, the pairs they multiply are cut into pieces that fit,
+    and ``S QR`` (degree <= n/2) is made from the transforms of S, R and q."""
+    n = a.size - 1
+    m = (n + 1) // 2
+    if n < HGCD_BASE or b.size - 1 < m:
+        r00, r01, r10, r11, c, d = _euclid(a, b, m, p, pneg, one)
+        return r00, r01, r10, r11, c, d, np.zeros((4, 0), dtype=np.uint64)
+    size = next_pow2(n // 2 + 1)
+    fast = size <= nmax
+    # top halves: quotients down to degree < m + ceil(floor(n/2) / 2)
+    r00, r01, r10, r11, c0, d0, fr = _hgcd(a[m:].copy(), b[m:].copy(), p, pneg, one, r2,
+                                           roots, iroots, nmax)
+    if fast:
+        fr = _fwd4_from(r00, r01, r10, r11, fr, size, roots, p)
+    c, d = _pair_product(r00, r01, r10, r11, fr, _trimmed(a[:m]), _trimmed(b[:m]), p,
+                         pneg, one, r2, roots, iroots, nmax)
+    c = _add_shifted(c, c0, m, p)
+    d = _add_shifted(d, d0, m, p)
+    if d.size - 1 < m:
+        return r00, r01, r10, r11, c, d, fr
+    # one step: (c, d) -> (d, e), QR = [[0, 1], [1, -q]] R
+    q, e = _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax)
+    fqr = np.zeros((4, 0), dtype=np.uint64)
+    if fast:
+        fq = _fwd(q, size, roots, p)
+        fqr = np.empty((4, size), dtype=np.uint64)
+        fqr[0] = fr[2]
+        fqr[1] = fr[3]
+        for j in range(2):
+            for i in range(size):
+                x = fr[j, i] - p if fr[j, i] >= p else fr[j, i]
+                fqr[2 + j, i] = msub(x, mmul(fq[i], fr[2 + j, i], p, pneg), p)
+    if e.size - 1 < m:
+        t10 = _sub(r00, _mul(q, r10, p, pneg, one, r2, roots, iroots, nmax), p)
+        t11 = _sub(r01, _mul(q, r11, p, pneg, one, r2, roots, iroots, nmax), p)
+        return r10, r11, t10, t11, d, e, fqr
+    # (d, e) has degree l < m + n/4: its top 2(l - m) coefficients give the rest
+    k = 2 * m - (d.size - 1)
+    s00, s01, s10, s11, d0, e0, fs = _hgcd(d[k:].copy(), e[k:].copy(), p, pneg, one, r2,
+                                           roots, iroots, nmax)
+    if fast:
+        fs = _fwd4_from(s00, s01, s10, s11, fs, size, roots, p)
+    c, d = _pair_product(s00, s01, s10, s11, fs, _trimmed(d[:k]), _trimmed(e[:k]), p,
+                         pneg, one, r2, roots, iroots, nmax)
+    c = _add_shifted(c, d0, k, p)
+    d = _add_shifted(d, e0, k, p)
+    if not fast:
+        t10 = _sub(r00, _mul(q, r10, p, pneg, one, r2, roots, iroots, nmax), p)
+        t11 = _sub(r01, _mul(q, r11, p, pneg, one, r2, roots, iroots, nmax), p)
+        w00, w10 = _pair_product(s00, s01, s10, s11, fs, r10, t10, p, pneg, one, r2,
+                                 roots, iroots, nmax)
+        w01, w11 = _pair_product(s00, s01, s10, s11, fs, r11, t11, p, pneg, one, r2,
+                                 roots, iroots, nmax)
+        return w00, w01, w10, w11, c, d, np.zeros((4, 0), dtype=np.uint64)
+    fw = np.empty((4, size), dtype=np.uint64)
+    for i in range(2):
+        for j in range(2):
+            for t in range(size):
+                fw[2 * i + j, t] = _madd(mmul(fs[2 * i, t], fqr[j, t], p, pneg),
+                                         mmul(fs[2 * i + 1, t], fqr[2 + j, t], p, pneg), p)
+    w = fw.copy()
+    for i in range(4):
+        _ntt_inverse(w[i], size, iroots, p, pneg, one, r2)
+    return (_trimmed(w[0]), _trimmed(w[1]), _trimmed(w[2]), _trimmed(w[3]), c, d, fw)
+
+
+@nb.njit(cache=True)
+def poly_invmod_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
+                     nmax):  # pragma: no cover - compiled
+    """``(ok, g)``: ``g = a^-1 mod m_poly``, as :func:`.polyarith.poly_invmod` (the same
+    array for every input) in O(M(n) log n) for ``n = deg m_poly``.
+
+    ``a``, ``m_poly``: uint64 arrays, Montgomery, low degree first; ``m_poly`` monic of
+    degree ``dm >= 0``, ``a`` of any length, of which the first dm coefficients are
+    used (as by poly_invmod). ``p``, ``pneg``, ``one``, ``r2``: uint64
+    (:func:`.montgomery.mont_setup`); ``roots``, ``iroots``: the tables of
+    :func:`.polyarith.ntt_tables` for ``nmax`` (int64; 0: no transforms, schoolbook
+    products, no faster than poly_invmod). ``g``: dm coefficients; ``ok`` is False (g
+    zero) when ``gcd(a, m_poly) != 1`` or ``dm = 0``.
+
+    Half-gcd, one step, and again on the pair of half the degree, down to a constant;
+    the levels' matrices and quotients are kept, and the row ``(x, y)`` of the last
+    pair (``x r0 + y r1 = 1``) is carried back up through them, ``(x, y) <- (y, x - q y)
+    R``: at the top, y is the inverse.
+    """
+    dm = m_poly.size - 1
+    g = np.zeros(dm, dtype=np.uint64)
+    r0 = m_poly.copy()
+    r1 = _trimmed(a[:min(a.size, dm)])
+    if r1.size == 0:
+        return False, g
+    mats = []
+    quots = []
+    while True:
+        if r0.size - 1 < XGCD_BASE or r1.size == 1:      # down to a constant, no step after
+            r00, r01, r10, r11, c, d = _euclid(r0, r1, np.int64(1), p, pneg, one)
+            fr = np.zeros((4, 0), dtype=np.uint64)
+        else:
+            r00, r01, r10, r11, c, d, fr = _hgcd(r0, r1, p, pneg, one, r2, roots, iroots, nmax)
+        if d.size == 0:
+            return False, g
+        if d.size == 1:
+            break
+        q, e = _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax)
+        if e.size == 0:
+            return False, g
+        ft = np.empty((4, fr.shape[1]), dtype=np.uint64)    # the transpose's transforms
+        ft[0] = fr[0]
+        ft[1] = fr[2]
+        ft[2] = fr[1]
+        ft[3] = fr[3]
+        mats.append((r00, r01, r10, r11, ft))
+        quots.append(q)
+        r0 = d
+        r1 = e
+    # the last pair ends in the constant d: (x, y) = (r10, r11) / d
+    inv = minv(d[0], p, pneg, one)
+    x = _scale(r10, inv, p, pneg)
+    y = _scale(r11, inv, p, pneg)
+    for level in range(len(mats) - 1, -1, -1):
+        r00, r01, r10, r11, ft = mats[level]
+        z = _sub(x, _mul(quots[level], y, p, pneg, one, r2, roots, iroots, nmax), p)
+        x, y = _pair_product(r00, r10, r01, r11, ft, y, z, p, pneg, one, r2, roots, iroots,
+                             nmax)
+    g[:y.size] = y
+    return True, g
