@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 #: (4 players: ~30 s a task, and a store of ~500 batches instead of ~2,000, whose
 #: manifests list every batch).
 BATCH_PRIMES = 256
-HEAVY_PRIME = 1e7
+HEAVY_PRIME = 5e6
 
 
 def default_batch(plan: Any) -> int:

@@ -230,11 +230,19 @@ def _exp_cost(deg: int) -> float:
     return 16 * deg + _transform_cost(size) * max(1, (size // 64).bit_length() - 1)
 
 
+def _inverse_cost(m: int) -> float:
+    """The inverse mod chi_a of degree m: the quadratic Euclid (~5.5 m^2) below the
+    half-gcd's threshold, else ~2 products of ``2m`` points per halving level."""
+    if m <= 160:
+        return 5.5 * m * m
+    return 2 * _transform_cost(_pow2(m)) * max(1, m.bit_length())
+
+
 def split_cost(split: Split) -> float:
     """Model of the per-prime work (multiply-accumulates) of the numba kernel.
 
     The exponentials for D_b (and D_a when it differs from D and D_b), the inverse
-    mod chi_a (a quadratic extended Euclid, ~5.5 m_a^2), and per a-type two products by
+    mod chi_a (a half-gcd, :func:`_inverse_cost`), and per a-type two products by
     transforms (the middle product c of size ``L + m_a`` and the correlation W of size
     ``2L``). Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
     """
@@ -242,7 +250,7 @@ def split_cost(split: Split) -> float:
     cost = _exp_cost(split.deg_b)
     if split.s and split.s + 1 != split.r:
         cost += _exp_cost(split.deg_a)
-    cost += 5.5 * split.m_a ** 2
+    cost += _inverse_cost(split.m_a)
     cost += types * (_transform_cost(_pow2(split.length + split.m_a - 1))
                      + _transform_cost(_pow2(2 * split.length - 1)))
     cost += split.players * split.length
