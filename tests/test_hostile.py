@@ -181,3 +181,61 @@ def test_a_failed_create_leaves_no_half_store(tmp_path) -> None:
     with pytest.raises(ZeroDivisionError):
         RunStore.create(store, {"problem": {}}, segments=lambda root: {1 // 0: None})
     assert list(store.iterdir()) == []  # as it was: the same command can run again
+
+
+# ---------------------------------------------------------------- out of reach
+def test_a_solve_its_plan_calls_out_of_reach_is_refused_at_once() -> None:
+    t0 = time.monotonic()
+    line = refused(ladders("solve", "hasbro", "-k", "4", "--engine", "modular", timeout=60),
+                   "out of reach of the modular engine", "3,985 GB", "--engine series", "--force")
+    assert time.monotonic() - t0 < 20, line  # refused before building the system
+    refused(ladders("solve", "hasbro", "-k", "4", "--engine", "crt", "--json"),
+            "out of reach of the crt engine", "GB", "--engine series")
+    assert "--force" in ladders("solve", "--help").stdout
+
+
+# ---------------------------------------------------------------- stops
+def hasbro_cut(tmp_path: Path, end: int) -> Path:
+    """hasbro cut after square ``end`` as a board file (jumps beyond dropped)."""
+    from ladders.solver.games.board import preset_board
+    jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < end and b <= end]
+    path = tmp_path / f"hasbro{end}.txt"
+    path.write_text(f"0\n{end}\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))
+    return path
+
+
+def stop_modular_while_factoring(board: Path, store: Path) -> None:
+    """Start a modular solve of ``board`` with 3 players into ``store`` and SIGTERM it
+    2 s after it says what it solves: during the factorization (about 9 s on hasbro
+    cut at 49). It must stop within seconds, exit 75 and leave a resumable store."""
+    from ladders.cluster.session import EXIT_INTERRUPTED
+    proc = subprocess.Popen([*LADDERS, "solve", str(board), "-k", "3", "--engine", "modular",
+                             "--checkpoint", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # printed once the system is built, before the factorization
+    assert "modular engine" in first, first
+    time.sleep(2)
+    proc.send_signal(15)
+    t_sig = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t_sig < 5, err
+    assert proc.returncode == EXIT_INTERRUPTED, err[-1000:]
+    assert f"ladders resume {store}" in err and "Traceback" not in err
+    status = json.loads(ladders("status", str(store), "--json").stdout)
+    assert status["state"] == "interrupted" and status["steps"] == 0
+
+
+def test_sigterm_during_the_modular_factorization_stops_within_seconds(tmp_path) -> None:
+    stop_modular_while_factoring(hasbro_cut(tmp_path, 49), tmp_path / "run")
+
+
+@pytest.mark.slow
+def test_a_solve_stopped_while_factoring_resumes_to_the_same_fraction(tmp_path) -> None:
+    board, store = hasbro_cut(tmp_path, 49), tmp_path / "run"
+    stop_modular_while_factoring(board, store)
+    resumed = ladders("resume", str(store), "--json", timeout=1800)  # about 5 min
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    series = ladders("solve", str(board), "-k", "3", "--json", timeout=600)
+    assert [s["exact"] for s in json.loads(resumed.stdout)["seats"]] == \
+        [s["exact"] for s in json.loads(series.stdout)["seats"]]
