@@ -239,3 +239,37 @@ def test_a_solve_stopped_while_factoring_resumes_to_the_same_fraction(tmp_path) 
     series = ladders("solve", str(board), "-k", "3", "--json", timeout=600)
     assert [s["exact"] for s in json.loads(resumed.stdout)["seats"]] == \
         [s["exact"] for s in json.loads(series.stdout)["seats"]]
+
+
+# ---------------------------------------------------------------- long work
+@pytest.mark.parametrize("args, words", [
+    (["bounds", "hasbro", "--moves", "1000000000"], ["--moves 1,000,000,000", "100,000 digits", "at most 64,254 moves"]),
+    (["bounds", "hasbro", "--digits", "100000"], ["--digits 100,000", "at most 2,2"]),
+    (["bounds", "tiny10", "--die", "1000", "--digits", "30"], ["--digits 30", "digits on this board"]),
+    (["coins", "--a", "10000000000", "--b", "10", "--json"], ["limit is 40", "use fewer coins"]),
+    (["coins", "--cycles", "1000000"], ["--cycles"]),
+])
+def test_absurd_amounts_of_work_are_refused_at_once(args: list[str], words: list[str]) -> None:
+    refused(ladders(*args, timeout=20), *words)
+
+
+def test_reported_seconds_are_the_wall_time_and_the_checks_are_bounded() -> None:
+    t0 = time.monotonic()
+    proc = ladders("solve", "tiny10", "--die", "1000", "--json", timeout=60)  # bounds: 68 s before
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    bounds = data["verified"]["bounds"]
+    assert wall < 20 and data["seconds"] > 0.5 * (wall - 3)  # 3 s: start-up and imports
+    assert bounds["passed"] and bounds["digits"] < bounds["digits_asked"] == 16
+    assert f"{bounds['moves']:,} moves" in bounds["stopped"]
+    # a board whose bounds converge fast gets its 16 digits as before
+    assert json.loads(ladders("solve", "tiny10", "--json").stdout)["verified"]["bounds"]["digits"] == 16
+
+
+def test_many_coins_are_solved_in_seconds() -> None:
+    t0 = time.monotonic()
+    proc = ladders("coins", "--a", "10", "--b", "10", "--json", timeout=60)  # hours before
+    assert proc.returncode == 0 and time.monotonic() - t0 < 20, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["by_start"]["A10B10"] == data["expected_cycles"]
