@@ -273,3 +273,24 @@ def test_many_coins_are_solved_in_seconds() -> None:
     assert proc.returncode == 0 and time.monotonic() - t0 < 20, proc.stderr
     data = json.loads(proc.stdout)
     assert data["by_start"]["A10B10"] == data["expected_cycles"]
+
+
+# ---------------------------------------------------------------- resources
+def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
+    refused(ladders("simulate", "hasbro", "--games", "1000000000000", timeout=20), "limit is 1,000,000,000")
+    refused(ladders("simulate", "hasbro", "-k", "6", "--games", "200000000", timeout=20), "1,200,000,000")
+    script = ("import resource, sys; from ladders.cluster.cli import main; sys.argv = ['ladders', "
+              "'simulate', 'hasbro', '--games', '3000000', '--json']\n"
+              "try:\n    main()\nfinally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stderr.split()[-1]) < 140_000  # KB: about 100 MB; 180 MB at once before, growing with --games
+    assert json.loads(proc.stdout)["games"] == 3_000_000
+
+
+def test_stats_prints_decimals_without_building_fractions() -> None:
+    t0 = time.monotonic()
+    proc = ladders("stats", "hasbro", "--throws", "20000", timeout=60)  # 19 s and 919 MB before
+    assert proc.returncode == 0 and time.monotonic() - t0 < 10, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1].split()
+    assert last == ["20000", "0.0000000000", "0.9999999999"]
