@@ -9,6 +9,7 @@ one line on stderr and an exit code (2 for bad usage or input), never a tracebac
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
@@ -18,6 +19,20 @@ from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.cluster.commands import EXIT_BAD_INPUT, EXIT_FAILED
 from ladders.cluster.commands import boards, bounds, coins, plan, plot, runs, simulate, solve, stats
 from ladders.cluster.errors import ClusterError
+
+
+#: Characters of one word of an error message shown in full; longer ones (an option
+#: value of 5,000 digits, a line of junk) are cut to an excerpt.
+LONGEST_WORD = 120
+
+
+def excerpt(message: str) -> str:
+    """``message`` with every word longer than :data:`LONGEST_WORD` cut to its ends and
+    its length: an error names the value, it never echoes megabytes of input."""
+    def cut(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return f"{word[:40]}...{word[-20:]} ({len(word):,} characters)"
+    return re.sub(r"\S{%d,}" % (LONGEST_WORD + 1), cut, message)
 
 
 class LaddersGroup(click.Group):
@@ -32,16 +47,16 @@ class LaddersGroup(click.Group):
             sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-            click.echo(f"ladders: error: {exc.format_message()}{hint}", err=True)
+            click.echo(f"ladders: error: {excerpt(exc.format_message())}{hint}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         except click.ClickException as exc:
-            click.echo(f"ladders: error: {exc.format_message()}", err=True)
+            click.echo(f"ladders: error: {excerpt(exc.format_message())}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("ladders: interrupted", err=True)
             sys.exit(130)
         except (ValueError, OSError) as exc:  # BoardError is a ValueError
-            click.echo(f"ladders: error: {exc}", err=True)
+            click.echo(f"ladders: error: {excerpt(str(exc))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         except (StoreError, SegmentError, ClusterError) as exc:
             click.echo(f"ladders: error: {exc}", err=True)

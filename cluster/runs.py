@@ -8,7 +8,9 @@ the engine in the registry (:mod:`ladders.cluster.engines`) and raise ``ValueErr
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ladders.checkpoints.errors import StoreError
@@ -29,14 +31,25 @@ def solve(problem: Problem, engine: str | None = None, request: SolveRequest | N
     """Solve ``problem`` exactly with ``engine`` (default: the preferred one) and verify it.
 
     How: ``request``, or its fields as keywords (``checkpoint=``, ``spec=``, ``seed=``...).
-    ``progress(done, total, digits_so_far)`` is called as work finishes; ``should_stop``
-    is polled, and a stopped run returns an interrupted outcome (resumable when it has
-    a store).
+    ``seconds`` of the outcome is the wall time of this call, verification included.
+    ``progress(done, total, digits_so_far, stage=None)`` is called as work finishes
+    (``stage``: a description and unit when a new phase starts, e.g. the modular
+    engine's factorization); ``should_stop`` is polled, and a stopped run returns an
+    interrupted outcome (resumable when it has a store).
     """
     request = request or SolveRequest(**options)
     driver = get_engine(engine) if engine else choose_engine(problem)
     check_request(driver, problem, request)
-    return driver.solve(problem, request, progress, should_stop)
+    return _timed(lambda: driver.solve(problem, request, progress, should_stop))
+
+
+def _timed(run: Callable[[], Outcome]) -> Outcome:
+    """``run()``, whose outcome reports its whole wall time in ``seconds``: the solve and
+    everything after it (the verification, writing the store), not the engine's share."""
+    t0 = time.perf_counter()
+    out = run()
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def open_run(path: str) -> tuple[RunStore, Problem]:
@@ -66,8 +79,9 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
     if store.completed():
         raise StoreError(f"{path} is complete already; see 'ladders status {path}'")
     driver = get_engine(store.engine)
-    check_request(driver, problem, request)
-    return driver.resume(store, problem, request, progress, should_stop)
+    # the run was started, so its size was accepted (or forced) then: do not refuse it now
+    check_request(driver, problem, replace(request, force=True))
+    return _timed(lambda: driver.resume(store, problem, request, progress, should_stop))
 
 
 def status(path: str) -> dict[str, Any]:

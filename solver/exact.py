@@ -26,6 +26,7 @@ __all__ = [
     "fraction_to_str",
     "str_to_fraction",
     "fraction_to_decimal",
+    "ratio_to_decimal",
     "sqrt_to_decimal",
     "digit_counts",
     "mpz_to_bytes",
@@ -72,9 +73,14 @@ def fraction_to_decimal(value: mpq | mpz | int, digits: int = 50) -> str:
     what "the decimal digits agree" means when results are verified.
     """
     q = mpq(value)
-    sign = "-" if q < 0 else ""
-    q = abs(q)
-    scaled = q.numerator * mpz(10) ** digits // q.denominator
+    return ratio_to_decimal(q.numerator, q.denominator, digits)
+
+
+def ratio_to_decimal(numerator: mpz | int, denominator: mpz | int, digits: int = 50) -> str:
+    """:func:`fraction_to_decimal` of ``numerator / denominator`` (denominator > 0), with
+    no fraction built: no gcd, where only the decimals are wanted."""
+    sign = "-" if numerator < 0 else ""
+    scaled = abs(mpz(numerator)) * mpz(10) ** digits // denominator
     whole, frac = divmod(scaled, mpz(10) ** digits)
     if digits == 0:
         return f"{sign}{whole}"

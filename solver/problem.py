@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from ladders.solver.checks.bounds import check_players
+from ladders.solver.checks.estimate import RaceSize, race_size
 from ladders.solver.games.board import Board, board_from_json, board_to_json
 from ladders.solver.games.chain import AbsorbingChain, build_chain
 from ladders.solver.games.race import race_system
@@ -33,6 +34,12 @@ class Problem:
     def build(cls, board: Board, players: int) -> Problem:
         check_players(players)
         return cls(board, players, build_chain(board))
+
+    @cached_property
+    def size(self) -> RaceSize:
+        """What the race's system amounts to, estimated without building it
+        (:func:`ladders.solver.checks.estimate.race_size`)."""
+        return race_size(self.chain, self.players)
 
     @cached_property
     def system(self) -> LinearSystem:

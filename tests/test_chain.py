@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from ladders.solver.games.board import preset_board
-from ladders.solver.games.chain import build_chain, length_distribution, one_player_stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ladders.solver.games.board import make_board, preset_board
+from ladders.solver.games.chain import build_chain, length_decimals, length_distribution, one_player_stats
 from ladders.solver.exact import fraction_to_decimal, mpq, sqrt_to_decimal
+from strategies import small_boards
 
 
 def test_hasbro_first_finishing_throws() -> None:
@@ -57,3 +61,20 @@ def test_distribution_is_consistent_with_the_moments() -> None:
 def test_min_throws_on_tiny10() -> None:
     st = one_player_stats(build_chain(preset_board("tiny10")))
     assert st.min_throws[0] == 2 and st.min_throws[8] == 1 and st.min_throws[2] == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(board=small_boards(), places=st.integers(0, 6), throws=st.integers(1, 80))
+def test_printed_decimals_are_those_of_the_exact_fractions(board, places: int, throws: int) -> None:
+    chain = build_chain(board)
+    exact = [(fraction_to_decimal(f, places), fraction_to_decimal(F, places))
+             for f, F in length_distribution(chain, throws)]
+    assert list(length_decimals(chain, throws, places)) == exact
+
+
+def test_decimals_of_a_game_that_must_end() -> None:
+    chain = build_chain(make_board("short", 0, 10, 6, "pass", [(4, 7)]))  # every game is over within 7 throws
+    exact = [(fraction_to_decimal(f, 3), fraction_to_decimal(F, 3)) for f, F in length_distribution(chain, 9)]
+    assert list(length_decimals(chain, 9, 3)) == exact and exact[-1] == ("0.000", "1.000")
+    hasbro = build_chain(preset_board("hasbro"))
+    assert list(length_decimals(hasbro, 600, 10))[-1] == ("0.0000000000", "0.9999999999")

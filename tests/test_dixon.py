@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from examples import EXAMPLES
+from examples import EXAMPLES, truncated
 from oracle import oracle_seats
 from ladders.solver.games.chain import build_chain
 from ladders.solver.engines.modular import (Interrupted, digits_to_integers, padic_to_integers,
                           random_lifting_prime, rational_reconstruction, solve_dixon)
 from ladders.solver.engines.elimination import eliminate_target, solve_all
 from ladders.solver.exact import mpq, mpz
-from ladders.solver.engines.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod, permute_csr, residual_is_zero
+from ladders.solver.engines.modp import (MAX_PRIME, FactorizationStopped, factor_permuted, lu_factor_mod,
+                                         lu_solve_mod, permute_csr, residual_is_zero)
 from ladders.solver.games.race import race_system, seats_from_values
 from ladders.solver.system import LinearSystem
 from strategies import small_boards
@@ -127,7 +128,7 @@ def test_interrupted_lifting_resumes_from_its_state() -> None:
 
     def stop_soon() -> bool:
         calls["n"] += 1
-        return calls["n"] > 4
+        return calls["n"] > 5  # one poll before the factorization's only chunk, then 4 in the lifting
     saved = []
     with pytest.raises(Interrupted) as stop:
         solve_dixon(system, seed=8, chunk=2, should_stop=stop_soon, save=saved.append)
@@ -137,3 +138,37 @@ def test_interrupted_lifting_resumes_from_its_state() -> None:
     assert solve_dixon(system, seed=8, chunk=2, state=state).values == whole
     with pytest.raises(ValueError, match="resume with the seed"):
         solve_dixon(system, seed=9, chunk=2, state=state)
+
+
+def test_a_stop_during_the_factorization_keeps_the_state_it_had() -> None:
+    system = race_system(build_chain(EXAMPLES["tiny10-3"].board), 3)
+    rows = []
+    solve_dixon(system, seed=8, factor_progress=lambda done, total: rows.append((done, total)))
+    assert rows and rows[-1] == (system.size, system.size)
+    with pytest.raises(Interrupted) as stop:
+        solve_dixon(system, seed=8, should_stop=lambda: True)
+    assert stop.value.state is None  # nothing lifted yet: nothing new to keep
+    calls = {"n": 0}
+
+    def once() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 3
+    with pytest.raises(Interrupted) as first:
+        solve_dixon(system, seed=8, chunk=2, should_stop=once)
+    with pytest.raises(Interrupted) as again:
+        solve_dixon(system, seed=8, chunk=2, state=first.value.state, should_stop=lambda: True)
+    assert again.value.state is first.value.state
+
+
+def test_the_factorization_stops_between_chunks_of_rows() -> None:
+    system = race_system(build_chain(truncated("hasbro", 20)), 3)
+    order = np.arange(system.size)
+    permuted = permute_csr(system.indptr, system.indices, system.data, order)
+    polls = []
+
+    def stop_on_second_poll() -> bool:
+        polls.append(1)
+        return len(polls) == 2
+    with pytest.raises(FactorizationStopped) as stop:
+        factor_permuted(permuted, order, MAX_PRIME, should_stop=stop_on_second_poll)
+    assert 0 < stop.value.rows < system.size

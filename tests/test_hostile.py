@@ -181,3 +181,116 @@ def test_a_failed_create_leaves_no_half_store(tmp_path) -> None:
     with pytest.raises(ZeroDivisionError):
         RunStore.create(store, {"problem": {}}, segments=lambda root: {1 // 0: None})
     assert list(store.iterdir()) == []  # as it was: the same command can run again
+
+
+# ---------------------------------------------------------------- out of reach
+def test_a_solve_its_plan_calls_out_of_reach_is_refused_at_once() -> None:
+    t0 = time.monotonic()
+    line = refused(ladders("solve", "hasbro", "-k", "4", "--engine", "modular", timeout=60),
+                   "out of reach of the modular engine", "3,985 GB", "--engine series", "--force")
+    assert time.monotonic() - t0 < 20, line  # refused before building the system
+    refused(ladders("solve", "hasbro", "-k", "4", "--engine", "crt", "--json"),
+            "out of reach of the crt engine", "GB", "--engine series")
+    assert "--force" in ladders("solve", "--help").stdout
+
+
+# ---------------------------------------------------------------- stops
+def hasbro_cut(tmp_path: Path, end: int) -> Path:
+    """hasbro cut after square ``end`` as a board file (jumps beyond dropped)."""
+    from ladders.solver.games.board import preset_board
+    jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < end and b <= end]
+    path = tmp_path / f"hasbro{end}.txt"
+    path.write_text(f"0\n{end}\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))
+    return path
+
+
+def stop_modular_while_factoring(board: Path, store: Path) -> None:
+    """Start a modular solve of ``board`` with 3 players into ``store`` and SIGTERM it
+    2 s after it says what it solves: during the factorization (about 9 s on hasbro
+    cut at 49). It must stop within seconds, exit 75 and leave a resumable store."""
+    from ladders.cluster.session import EXIT_INTERRUPTED
+    proc = subprocess.Popen([*LADDERS, "solve", str(board), "-k", "3", "--engine", "modular",
+                             "--checkpoint", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # printed once the system is built, before the factorization
+    assert "modular engine" in first, first
+    time.sleep(2)
+    proc.send_signal(15)
+    t_sig = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t_sig < 5, err
+    assert proc.returncode == EXIT_INTERRUPTED, err[-1000:]
+    assert f"ladders resume {store}" in err and "Traceback" not in err
+    status = json.loads(ladders("status", str(store), "--json").stdout)
+    assert status["state"] == "interrupted" and status["steps"] == 0
+
+
+def test_sigterm_during_the_modular_factorization_stops_within_seconds(tmp_path) -> None:
+    stop_modular_while_factoring(hasbro_cut(tmp_path, 49), tmp_path / "run")
+
+
+@pytest.mark.slow
+def test_a_solve_stopped_while_factoring_resumes_to_the_same_fraction(tmp_path) -> None:
+    board, store = hasbro_cut(tmp_path, 49), tmp_path / "run"
+    stop_modular_while_factoring(board, store)
+    resumed = ladders("resume", str(store), "--json", timeout=1800)  # about 5 min
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    series = ladders("solve", str(board), "-k", "3", "--json", timeout=600)
+    assert [s["exact"] for s in json.loads(resumed.stdout)["seats"]] == \
+        [s["exact"] for s in json.loads(series.stdout)["seats"]]
+
+
+# ---------------------------------------------------------------- long work
+@pytest.mark.parametrize("args, words", [
+    (["bounds", "hasbro", "--moves", "1000000000"], ["--moves 1,000,000,000", "100,000 digits", "at most 64,254 moves"]),
+    (["bounds", "hasbro", "--digits", "100000"], ["--digits 100,000", "at most 2,2"]),
+    (["bounds", "tiny10", "--die", "1000", "--digits", "30"], ["--digits 30", "digits on this board"]),
+    (["coins", "--a", "10000000000", "--b", "10", "--json"], ["limit is 40", "use fewer coins"]),
+    (["coins", "--cycles", "1000000"], ["--cycles"]),
+])
+def test_absurd_amounts_of_work_are_refused_at_once(args: list[str], words: list[str]) -> None:
+    refused(ladders(*args, timeout=20), *words)
+
+
+def test_reported_seconds_are_the_wall_time_and_the_checks_are_bounded() -> None:
+    t0 = time.monotonic()
+    proc = ladders("solve", "tiny10", "--die", "1000", "--json", timeout=60)  # bounds: 68 s before
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    bounds = data["verified"]["bounds"]
+    assert wall < 20 and data["seconds"] > 0.5 * (wall - 3)  # 3 s: start-up and imports
+    assert bounds["passed"] and bounds["digits"] < bounds["digits_asked"] == 16
+    assert f"{bounds['moves']:,} moves" in bounds["stopped"]
+    # a board whose bounds converge fast gets its 16 digits as before
+    assert json.loads(ladders("solve", "tiny10", "--json").stdout)["verified"]["bounds"]["digits"] == 16
+
+
+def test_many_coins_are_solved_in_seconds() -> None:
+    t0 = time.monotonic()
+    proc = ladders("coins", "--a", "10", "--b", "10", "--json", timeout=60)  # hours before
+    assert proc.returncode == 0 and time.monotonic() - t0 < 20, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["by_start"]["A10B10"] == data["expected_cycles"]
+
+
+# ---------------------------------------------------------------- resources
+def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
+    refused(ladders("simulate", "hasbro", "--games", "1000000000000", timeout=20), "limit is 1,000,000,000")
+    refused(ladders("simulate", "hasbro", "-k", "6", "--games", "200000000", timeout=20), "1,200,000,000")
+    script = ("import resource, sys; from ladders.cluster.cli import main; sys.argv = ['ladders', "
+              "'simulate', 'hasbro', '--games', '3000000', '--json']\n"
+              "try:\n    main()\nfinally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stderr.split()[-1]) < 140_000  # KB: about 100 MB; 180 MB at once before, growing with --games
+    assert json.loads(proc.stdout)["games"] == 3_000_000
+
+
+def test_stats_prints_decimals_without_building_fractions() -> None:
+    t0 = time.monotonic()
+    proc = ladders("stats", "hasbro", "--throws", "20000", timeout=60)  # 19 s and 919 MB before
+    assert proc.returncode == 0 and time.monotonic() - t0 < 10, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1].split()
+    assert last == ["20000", "0.0000000000", "0.9999999999"]

@@ -9,7 +9,8 @@ from ladders.solver.games.board import preset_board
 from ladders.solver.checks.bounds import bounds_to_digits
 from ladders.solver.games.chain import build_chain, one_player_stats
 from ladders.solver.games.race import solve_race
-from ladders.solver.checks.simulate import diagonal_estimate, mean_estimate, race_winners, seat_estimates, simulate_lengths
+from ladders.solver.checks.simulate import (Tally, diagonal_estimate, mean_estimate, race_winners,
+                                            seat_estimates, simulate_lengths, simulate_tally)
 from strategies import small_boards
 
 HASBRO = build_chain(preset_board("hasbro"))
@@ -54,3 +55,26 @@ def test_random_boards_three_players(board) -> None:
     lengths = simulate_lengths(chain, 3 * 20_000, np.random.default_rng(3))
     for est, p in zip(seat_estimates(race_winners(lengths.reshape(-1, 3)), 3), exact):
         assert abs(est.value - p) <= 5 * max(est.stderr, 1e-3)
+
+
+def test_chunked_tallies_give_the_estimates_of_the_games_they_count() -> None:
+    tally, prefixes = simulate_tally(HASBRO, 2, 2500, seed=4, snapshots=[100, 1000, 2500], chunk=700)
+    assert tally.races == 2500 and tally.lengths.sum() == 5000
+    assert sorted(prefixes) == [100, 1000, 2500] and prefixes[2500].wins.tolist() == tally.wins.tolist()
+    again, _ = simulate_tally(HASBRO, 2, 2500, seed=4, chunk=700)
+    assert np.array_equal(again.lengths, tally.lengths)  # reproducible, snapshots or not
+    # the chunk of 350 races that holds race 1,000 is cut there: same as counting those races
+    first = Tally.empty(2)
+    for i, lo in enumerate(range(0, 1000, 350)):
+        block = simulate_lengths(HASBRO, 700, np.random.default_rng([4, i])).reshape(350, 2)
+        first.add(block[:1000 - lo])
+    assert np.array_equal(first.wins, prefixes[1000].wins)
+    lengths = simulate_lengths(HASBRO, 700, np.random.default_rng([4, 0]))
+    one = Tally.empty(2)
+    one.add(lengths.reshape(350, 2))
+    assert one.diagonal() == diagonal_estimate(lengths)
+    assert [e.value for e in one.seats()] == [e.value for e in seat_estimates(race_winners(lengths.reshape(350, 2)), 2)]
+    solo = Tally.empty(1)
+    solo.add(lengths.reshape(-1, 1))
+    assert abs(solo.mean().value - mean_estimate(lengths).value) < 1e-12
+    assert abs(solo.mean().stderr - mean_estimate(lengths).stderr) < 1e-12

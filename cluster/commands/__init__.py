@@ -117,7 +117,11 @@ class task_bar:
     """Progress on stderr: work done (an engine's ``unit``: description and unit),
     elapsed, estimate, digits so far. On a terminal a tqdm bar; off a terminal (a log
     file, a pipe) one plain line every ``LOG_EVERY`` seconds and one at the end, never
-    carriage-return updates (clig.dev's advice)."""
+    carriage-return updates (clig.dev's advice).
+
+    The step function is ``step(done, total, digits, stage=None)``: a ``stage`` (a
+    description and unit, e.g. the factorization before the lifting) different from
+    the current one ends the current bar and starts one for that stage."""
 
     #: Seconds between two progress lines off a terminal.
     LOG_EVERY = 30.0
@@ -131,7 +135,11 @@ class task_bar:
         self.t0 = self.logged = time.monotonic()
         terminal = sys.stderr.isatty()
 
-        def step(done: int, total: int, digits: int) -> None:
+        def step(done: int, total: int, digits: int, stage: tuple[str, str] | None = None) -> None:
+            if stage is not None and stage != (self.desc, self.unit):
+                self._close()
+                (self.desc, self.unit), self.last = stage, None
+                self.t0 = self.logged = time.monotonic()
             self.last = (done, total, digits)
             if not terminal:
                 if time.monotonic() - self.logged >= self.LOG_EVERY:
@@ -154,8 +162,12 @@ class task_bar:
         click.echo(f"{self.desc}: {done:,}{of}{more}, {time.monotonic() - self.t0:,.0f} s", err=True)
         self.logged = time.monotonic()
 
-    def __exit__(self, *exc: Any) -> None:
+    def _close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
         elif self.last is not None and self.logged > self.t0:
             self._line()  # the final count, after the periodic lines
+
+    def __exit__(self, *exc: Any) -> None:
+        self._close()

@@ -7,16 +7,18 @@ import time
 import click
 
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
-                                       players_option)
+                                       players_option, task_bar)
 
 
 @click.command()
 @board_options
 @players_option()
 @click.option("--moves", type=click.IntRange(min=1), default=None,
-              help="Bounds after N throws per player.")
-@click.option("--digits", type=click.IntRange(min=1), default=None,
-              help="Smallest N whose lower and upper bounds agree to D decimals.")
+              help="Bounds after N throws per player (at most the moves whose bounds are "
+              "fractions of 100,000 digits: 64,254 on hasbro with two players).")
+@click.option("--digits", type=click.IntRange(min=1, max=100_000), default=None,
+              help="Smallest N whose lower and upper bounds agree to D decimals (D <= 100,000; "
+              "the search stops at the --moves limit).")
 @json_option
 def bounds(board: str, rule: str | None, die: int | None, players: int, moves: int | None,
            digits: int | None, as_json: bool) -> None:
@@ -29,15 +31,23 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
 
     Example: ladders bounds hasbro --moves 500;  ladders bounds hasbro -k 3 --digits 100
     """
-    from ladders.solver.checks.bounds import bounds_to_digits, markov_bounds
+    from ladders.solver.checks.bounds import (bounds_to_digits, check_digits, check_moves,
+                                              markov_bounds, moves_limit)
     from ladders.solver.games.chain import build_chain
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
+    t0 = time.perf_counter()
     if (moves is None) == (digits is None):
         raise click.UsageError("give exactly one of --moves N or --digits D")
     chain = build_chain(open_board(board, rule, die))
-    t0 = time.perf_counter()
-    b = markov_bounds(chain, players, moves) if moves else bounds_to_digits(chain, players, digits)
+    with task_bar(("bounds", "move")) as bar:
+        if moves:
+            check_moves(chain, players, moves)
+            b = markov_bounds(chain, players, moves, progress=lambda n, total: bar(n, total, 0))
+        else:
+            check_digits(chain, players, digits)
+            b = bounds_to_digits(chain, players, digits, max_moves=moves_limit(chain, players),
+                                 progress=lambda n, agreed: bar(n, 0, agreed))
     seconds = time.perf_counter() - t0
     places = max(20, (digits or 0) + 5)
     seats = [{"seat": j + 1, "lower": exact(lo), "upper": exact(up),

@@ -41,12 +41,14 @@ class _PlotSetupError(click.ClickException):
               help="Override the overshoot rule.")
 @click.option("--die", type=click.IntRange(min=1), default=None,
               help="Override the die size (faces 1..N).")
-@click.option("--throws", type=click.IntRange(min=1), default=None,
+@click.option("--throws", type=click.IntRange(min=1, max=500), default=None,
               help="lengths: t = 1..THROWS [default: until F(t) >= 0.99]; diagonal: strips "
-              "drawn [default: 40]; convergence: moves [default: until 16 digits agree].")
-@click.option("--games", "-n", type=click.IntRange(min=2), default=None,
+              "drawn [default: 40]; convergence: moves [default: until 16 digits agree]. At "
+              "most 500 (a picture shows no more; 2,000 diagonal strips took 19 s).")
+@click.option("--games", "-n", type=click.IntRange(min=2, max=1_000_000), default=None,
               help="lengths: also simulate N games, bars beside the exact ones; "
-              "convergence: N simulated races [default: 100000].")
+              "convergence: N simulated races [default: 100000]. At most 1,000,000: a "
+              "picture keeps every length in memory (10 million took 1 GB).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Random seed of --games [default: 1960].")
 @click.option("--players", "-k", type=click.IntRange(2, 6), default=None,
               help="convergence: number of players (seats) [default: 2].")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,9 @@ from ladders.cluster.engines import engine_names
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
               help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
               "series, modular and crt engines.")
+@click.option("--force", is_flag=True,
+              help="Start a solve that its plan calls out of reach of the engine (more memory "
+              "than one machine has; 'ladders plan' shows the figures), instead of refusing it.")
 @click.option("--output", "output_path", type=click.Path(dir_okay=False), default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
               "compress): the board, the players, the seats, the digits, the checks.")
@@ -52,7 +56,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, block_size: int | None,
           order: str | None, exact: bool, save_every: float | None, batch_primes: int | None,
-          table_path: str | None, output_path: str | None, as_json: bool) -> int:
+          table_path: str | None, force: bool, output_path: str | None, as_json: bool) -> int:
     """Exact win probability of every seat, certified and checked against the bounds.
 
     The default series engine never builds the race's system: it sums one player's
@@ -78,11 +82,12 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     from ladders.cluster.engines import SolveRequest, check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
     from ladders.solver.problem import Problem
+    t_start = time.perf_counter()
     b = open_board(board, rule, die)
     request = SolveRequest(checkpoint=checkpoint, spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor, seed=seed, table=bool(table_path),
                            block_size=block_size, order=order or "auto", save_every=save_every,
-                           batch_primes=batch_primes)
+                           batch_primes=batch_primes, force=force)
     if table_path and players != 2:
         raise click.UsageError("--table is for two players")
     for path in (table_path, output_path):
@@ -97,6 +102,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     click.echo(f"solving {driver.describe(problem)} ({driver.name} engine)", err=True)
     with interruptible() as stop, task_bar(driver.unit) as bar:
         outcome = run_solve(problem, driver.name, request, progress=bar, should_stop=stop)
+    outcome.seconds = time.perf_counter() - t_start  # the command's wall time: board, system, solve, checks
     if table_path and outcome.table is not None and outcome.verified.get("passed"):
         _write_table(Path(table_path), outcome.table)  # before the report: its success is final
         click.echo(f"table: {len(outcome.table):,} values of P(a,b) written to {table_path}", err=True)
@@ -163,8 +169,10 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         return "PASS" if ok else "FAIL"
     lines = []
     b = report["bounds"]
-    lines.append(f"bounds       inside the Markov bounds after {b['moves']} moves, {b['digits']} "
+    lines.append(f"bounds       inside the Markov bounds after {b['moves']:,} moves, {b['digits']} "
                  f"digits agree: {mark(b['passed'])}")
+    if "stopped" in b:
+        lines.append(f"             ({b['stopped']})")
     if "modular" in report:
         m = report["modular"]
         lines.append("modular      " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"

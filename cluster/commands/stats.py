@@ -23,24 +23,26 @@ def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: b
 
     Example: ladders stats hasbro --throws 20
     """
-    from ladders.solver.games.chain import build_chain, length_distribution, one_player_stats
+    from ladders.solver.games.chain import (build_chain, length_decimals, length_distribution,
+                                             one_player_stats)
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
     from ladders.solver.exact import sqrt_to_decimal
     chain = build_chain(open_board(board, rule, die))
     st = one_player_stats(chain)
-    dist = length_distribution(chain, throws)
     sd_text = sqrt_to_decimal(st.variance, 20)
-    data = {
-        "expected_length": exact(st.expected_length),
-        "expected_length_decimal": dec(st.expected_length, 20),
-        "variance": exact(st.variance),
-        "sd_decimal": sd_text,
-        "min_throws": {str(s): v for s, v in st.min_throws.items()},
-        "expected_remaining": {str(s): exact(v) for s, v in st.expected_remaining.items()},
-        "distribution": [{"t": t, "f": exact(f), "F": exact(F)}
-                         for t, (f, F) in enumerate(dist, start=1)],
-    }
+    if as_json:  # exact fractions asked for: every f(t) and F(t) in full
+        emit({
+            "expected_length": exact(st.expected_length),
+            "expected_length_decimal": dec(st.expected_length, 20),
+            "variance": exact(st.variance),
+            "sd_decimal": sd_text,
+            "min_throws": {str(s): v for s, v in st.min_throws.items()},
+            "expected_remaining": {str(s): exact(v) for s, v in st.expected_remaining.items()},
+            "distribution": [{"t": t, "f": exact(f), "F": exact(F)}
+                             for t, (f, F) in enumerate(length_distribution(chain, throws), start=1)],
+        }, True, "")
+        return
     lines = [chain.board.describe(), "",
              f"L  = {dec(st.expected_length, 12)} expected throws  (exact: "
              f"{short(exact(st.expected_length))})",
@@ -49,8 +51,9 @@ def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: b
              "square  D(s)  E(s)"]
     lines += [f"{s:6}  {st.min_throws[s]:4}  {dec(v, 6)}" for s, v in st.expected_remaining.items()]
     lines += ["", "   t  f(t)           F(t)"]
-    lines += [f"{t:4}  {dec(f, 10)}   {dec(F, 10)}" for t, (f, F) in enumerate(dist, start=1)]
-    emit(data, as_json, "\n".join(lines))
+    # only decimals are printed: no fractions are built (length_decimals)
+    lines += [f"{t:4}  {f}   {F}" for t, (f, F) in enumerate(length_decimals(chain, throws, 10), start=1)]
+    emit({}, False, "\n".join(lines))
 
 
 stats.epilog = EPILOG_BOARD

@@ -45,12 +45,14 @@ class SolveRequest:
     order: str = "auto"
     save_every: float | None = None
     batch_primes: int | None = None
+    force: bool = False  # start even what the plan calls out of reach
 
     def given(self) -> set[str]:
         """Names of the options given (not at their defaults); the cluster options
-        count as ``cluster`` and only when they ask for something."""
+        count as ``cluster`` and only when they ask for something; ``force`` is for
+        every engine."""
         out = {f.name for f in fields(self)
-               if f.name != "spec" and getattr(self, f.name) != f.default}
+               if f.name not in ("spec", "force") and getattr(self, f.name) != f.default}
         if self.spec.remote or self.spec.workers:
             out.add("cluster")
         return out
@@ -93,6 +95,12 @@ class Engine:
     def check(self, problem: Problem, request: SolveRequest) -> None:
         """Refuse what this engine cannot do for ``problem`` (``ValueError``), beyond the
         options it does not take at all (see :func:`check_request`)."""
+
+    def out_of_reach(self, problem: Problem) -> str | None:
+        """Why the plan's cost model (:mod:`ladders.solver.checks.estimate`) calls
+        ``problem`` out of this engine's reach on one machine, with its figures; None
+        when it is not. Never builds the system (that is what it guards against)."""
+        return None
 
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:
@@ -156,12 +164,39 @@ def choose_engine(problem: Problem) -> Engine:
 
 
 def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> None:
-    """Refuse options ``engine`` does not take, naming the engines that take them."""
+    """Refuse options ``engine`` does not take, naming the engines that take them, and
+    (unless ``request.force``) a solve its plan calls out of reach, naming the figures
+    and the engines that can do it."""
     for option in sorted(request.given() - engine.options):
         takers = [n for n, e in engines().items() if option in e.options]
         where = f"--engine {' or '.join(takers)}" if takers else "no engine"
         raise ValueError(f"{FLAGS[option]} is for {where}, not the {engine.name} engine")
     engine.check(problem, request)
+    if request.force:
+        return
+    why = engine.out_of_reach(problem)
+    if why is None:
+        return
+    others = [name for name, e in engines().items() if name != engine.name
+              and e.preference(problem) is not None and e.out_of_reach(problem) is None]
+    way = (f"the {' or '.join(others)} engine can (--engine {others[0]})" if others
+           else "no engine is within reach of one machine")
+    raise ValueError(f"{problem.board.name} with {problem.players} players is out of reach of "
+                     f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
+                     f"{way}, or add --force to start it anyway")
+
+
+def system_out_of_reach(problem: Problem) -> str | None:
+    """:meth:`Engine.out_of_reach` of the engines that build the race's system: the
+    system alone, before any fill, must fit in one machine."""
+    from ladders.solver.checks.estimate import MACHINE_BYTES, system_bytes
+    size = problem.size
+    need = system_bytes(size)
+    if need <= MACHINE_BYTES:
+        return None
+    return (f"its system of {size.unknowns:,} unknowns and ~{size.nonzeros:,} nonzeros needs at "
+            f"least {need / 1e9:,.0f} GB before any fill, more than the {MACHINE_BYTES / 1e9:,.0f} GB "
+            "of one machine")
 
 
 def cross_report(problem: Problem, seats: list[mpq], engine: str,

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Engine, SolveRequest
+from ladders.cluster.engines import Engine, SolveRequest, system_out_of_reach
 from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class CrtEngine(Engine):
     def check(self, problem: Problem, request: SolveRequest) -> None:
         if request.table and problem.players != 2:
             raise ValueError("the full table P(a, b) is for two players")
+
+    def out_of_reach(self, problem: Problem) -> str | None:
+        return system_out_of_reach(problem)
 
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:

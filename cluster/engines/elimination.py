@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Engine, SolveRequest
+from ladders.cluster.engines import Engine, SolveRequest, system_out_of_reach
 from ladders.cluster.executor import Task
 
 if TYPE_CHECKING:
@@ -38,6 +38,9 @@ class EliminationEngine(Engine):
     def check(self, problem: Problem, request: SolveRequest) -> None:
         if request.table:
             raise ValueError("--table needs every unknown: use --engine modular (the default) or crt")
+
+    def out_of_reach(self, problem: Problem) -> str | None:
+        return system_out_of_reach(problem)
 
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:
@@ -192,10 +195,11 @@ class _Checks(threading.Thread):
 
     def run(self) -> None:
         from ladders.cluster.engines import get_engine
-        from ladders.solver.checks.bounds import bounds_to_digits
+        from ladders.solver.checks.bounds import bounds_within
+        from ladders.solver.checks.verify import VERIFY_SECONDS
         t0 = time.perf_counter()
         try:
-            self.bounds = bounds_to_digits(self.problem.chain, self.problem.players, 16)
+            self.bounds = bounds_within(self.problem.chain, self.problem.players, 16, VERIFY_SECONDS)
             checker = get_engine(ENGINE.cross or "")
             self.skip = checker.cross_skip(self.problem)
             if self.skip is None:

@@ -45,6 +45,17 @@ class ModularEngine(Engine):
         if request.save_every is not None and not request.checkpoint:
             raise ValueError("--save-every is for --engine modular with --checkpoint")
 
+    def out_of_reach(self, problem: Problem) -> str | None:
+        """The plan's memory lower bound (no fill of L + U) beyond one machine."""
+        from ladders.solver.checks.estimate import MACHINE_BYTES, modular_bytes
+        size = problem.size
+        need = modular_bytes(size, size.nonzeros)
+        if need <= MACHINE_BYTES:
+            return None
+        return (f"{size.unknowns:,} unknowns, an answer of ~{size.digits:,} digits: its "
+                f"certificate and system need at least {need / 1e9:,.0f} GB, more than the "
+                f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
+
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:
         from ladders.cluster.session import run_json
@@ -131,16 +142,21 @@ def _lift(problem: Problem, store: RunStore | None, table: bool, seed: int | Non
                 seen["column"], seen["before"] = k, seen["before"] + seen["last"]
             seen["last"] = steps
             if progress is not None:
-                progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2))
+                progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2),
+                         stage=ModularEngine.unit)
+        def factoring(rows: int, total: int) -> None:
+            if progress is not None:
+                progress(rows, total, 0, stage=("factoring L U mod p", "row"))
         try:
             result = solve_dixon(system, seed=seed, progress=step, state=state, save=save,
-                                 should_stop=should_stop)
+                                 should_stop=should_stop, factor_progress=factoring)
         except Interrupted as stop:
-            if store is not None:
+            if store is not None and stop.state is not None:
                 save_state(store, clock["manifest"], stop.state, time.perf_counter() - clock["last"])
+            kept = stop.state or state  # stopped while factoring: what the store held
             return Outcome(problem, [], time.perf_counter() - t0, "serial", interrupted=True,
                            store=None if store is None else store.root, engine="modular",
-                           tasks_run=stop.state.steps)
+                           tasks_run=0 if kept is None else kept.steps)
         seats = seats_from_values(system, problem.players, result.values)
         tab = None
         if table:

@@ -23,11 +23,17 @@ step costs a few big-integer multiplications instead of fraction arithmetic.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ladders.solver.games.chain import AbsorbingChain, iter_throws
-from ladders.solver.exact import mpq, mpz
+from ladders.solver.exact import fraction_to_decimal, mpq, mpz
+
+#: Decimal digits of the common denominator ``d^(nk)`` of the bounds after n moves up
+#: to which ``ladders bounds`` computes them: the cost of a move grows with them (hasbro
+#: with two players: 64,254 moves, about 3 minutes), and the exact output is that long.
+MAX_BOUND_DIGITS = 100_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,67 @@ class Bounds:
         scale = mpz(10) ** digits
         return all((lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
                    for lo, up in zip(self.lower, self.upper))
+
+    def agreeing_digits(self, most: int) -> int:
+        """How many leading decimals (at most ``most``) lower and upper share, every seat."""
+        agree = most
+        for lo, up in zip(self.lower, self.upper):
+            a, b = fraction_to_decimal(lo, most), fraction_to_decimal(up, most)
+            same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+            agree = min(agree, max(0, same - a.index(".") - 1))
+        return agree
+
+
+def moves_limit(chain: AbsorbingChain, players: int) -> int:
+    """Moves whose bounds have denominators of :data:`MAX_BOUND_DIGITS` digits."""
+    return max(1, int(MAX_BOUND_DIGITS / (players * math.log10(max(chain.die, 2)))))
+
+
+def digits_per_move(chain: AbsorbingChain, players: int, moves: int = 4096) -> float:
+    """About how many decimal digits of agreement one more move adds to the bounds:
+    ``-players log10(lambda)``, with ``lambda`` the rate at which one player's
+    probability of not having finished shrinks per throw, measured in floating point
+    over the second half of ``moves`` throws (inf when every game ends by then)."""
+    import numpy as np
+    rows = np.array([i for i, mv in enumerate(chain.moves) for _ in mv], dtype=np.int64)
+    cols = np.array([j for mv in chain.moves for j, _ in mv], dtype=np.int64)
+    probs = np.array([c for mv in chain.moves for _, c in mv], dtype=np.float64) / chain.die
+    v = np.zeros(len(chain.states))
+    v[chain.start_index] = 1.0
+    log_survival = 0.0  # log10 of the survival since the half-way throw
+    for t in range(moves):
+        v = np.bincount(cols, weights=v[rows] * probs, minlength=len(v))
+        total = float(v.sum())
+        if total == 0.0:
+            return math.inf
+        if t >= moves // 2:
+            log_survival += math.log10(total)
+        v /= total
+    return -players * log_survival / (moves - moves // 2)
+
+
+def check_digits(chain: AbsorbingChain, players: int, digits: int) -> None:
+    """Refuse ``--digits`` the bounds reach only beyond :func:`moves_limit`, by the
+    estimate of :func:`digits_per_move` (``ValueError`` naming the limit and the fix)."""
+    rate = digits_per_move(chain, players)
+    limit = moves_limit(chain, players)
+    if rate * limit < digits:
+        need = f"about {digits / rate:,.0f} moves" if rate > 0 else "more moves than any limit"
+        raise ValueError(f"--digits {digits:,}: the bounds agree to that many digits only after "
+                         f"{need}, beyond the limit of {limit:,} (fractions of "
+                         f"{MAX_BOUND_DIGITS:,} digits); ask for at most {int(rate * limit):,} "
+                         f"digits on this board with {players} players")
+
+
+def check_moves(chain: AbsorbingChain, players: int, moves: int) -> None:
+    """Refuse bounds after more moves than :func:`moves_limit` (``ValueError`` naming
+    the limit, the value and the fix)."""
+    limit = moves_limit(chain, players)
+    if moves > limit:
+        digits = moves * players * math.log10(max(chain.die, 2))
+        raise ValueError(f"--moves {moves:,}: bounds after that many moves are fractions of "
+                         f"{digits:,.0f} digits, beyond the limit of {MAX_BOUND_DIGITS:,} digits; "
+                         f"ask for at most {limit:,} moves on this board with {players} players")
 
 
 def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, list[mpz], mpz, mpz]]:
@@ -86,12 +153,16 @@ def check_players(players: int) -> None:
         raise ValueError(f"players must be between 2 and 6, got {players}")
 
 
-def markov_bounds(chain: AbsorbingChain, players: int, moves: int) -> Bounds:
-    """Exact bounds for every seat after ``moves`` throws per player."""
+def markov_bounds(chain: AbsorbingChain, players: int, moves: int,
+                  progress: Callable[[int, int], None] | None = None) -> Bounds:
+    """Exact bounds for every seat after ``moves`` throws per player
+    (``progress(n, moves)`` every few moves)."""
     check_players(players)
     if moves < 1:
         raise ValueError(f"moves must be at least 1, got {moves}")
     for n, sums, gap, denom in _iter_bounds(chain, players):
+        if progress is not None and n % 64 == 0:
+            progress(n, moves)
         if n == moves:
             return _make_bounds(players, n, sums, gap, denom)
     raise AssertionError("unreachable: iter_throws never ends")
@@ -115,24 +186,53 @@ def bounds_sequence(chain: AbsorbingChain, players: int, moves: int) -> list[Bou
 
 
 def bounds_to_digits(chain: AbsorbingChain, players: int, digits: int,
-                     max_moves: int = 1_000_000) -> Bounds:
-    """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals.
+                     max_moves: int = 1_000_000,
+                     progress: Callable[[int, int], None] | None = None) -> Bounds:
+    """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals
+    (``ValueError`` if they do not within ``max_moves``).
 
     Agreement is only tested once the gap is below ``10^-digits`` (before that it is
-    impossible), so most steps cost no division.
+    impossible), so most steps cost no division. ``progress(n, digits_so_far)`` is
+    called every few moves (digits: those the gap allows so far).
     """
+    bounds = _search(chain, players, digits, max_moves, None, progress)
+    if not bounds.agree_digits(digits):
+        raise ValueError(f"the bounds did not agree to {digits:,} digits within {max_moves:,} moves; "
+                         "ask for fewer digits")
+    return bounds
+
+
+def bounds_within(chain: AbsorbingChain, players: int, digits: int, seconds: float) -> Bounds:
+    """Bounds after the smallest n at which they agree to ``digits`` decimals, or, if
+    that takes longer than ``seconds``, the bounds after the last n reached: still
+    exact bounds, which agree to fewer digits (:meth:`Bounds.agreeing_digits`). For
+    verification, whose cost must stay bounded on boards where the bounds converge
+    slowly (31 squares that only a 6 advances: 16 digits need 18,599 moves, a minute)."""
+    return _search(chain, players, digits, None, time.monotonic() + seconds, None)
+
+
+def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | None,
+            deadline: float | None, progress: Callable[[int, int], None] | None) -> Bounds:
+    """The loop of :func:`bounds_to_digits` and :func:`bounds_within`: it stops at
+    agreement, at ``max_moves`` or after ``deadline`` (``time.monotonic``)."""
     check_players(players)
     if digits < 1:
         raise ValueError(f"digits must be at least 1, got {digits}")
     scale = mpz(10) ** digits
     half = 2 if players == 2 else 1
+    log2_10 = math.log2(10)
     for n, sums, gap, denom in _iter_bounds(chain, players):
         if gap * scale < half * denom:
             bounds = _make_bounds(players, n, sums, gap, denom)
             if bounds.agree_digits(digits):
                 return bounds
-        if n >= max_moves:
-            raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")
+        if n % 64 == 0:
+            if progress is not None:
+                progress(n, max(0, int((denom.bit_length() - gap.bit_length()) / log2_10)))
+            if deadline is not None and time.monotonic() > deadline:
+                return _make_bounds(players, n, sums, gap, denom)
+        if max_moves is not None and n >= max_moves:
+            return _make_bounds(players, n, sums, gap, denom)
     raise AssertionError("unreachable: iter_throws never ends")
 
 

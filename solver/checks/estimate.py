@@ -38,6 +38,8 @@ NS_PER_NONZERO = 3.0
 BITS_PER_STEP = 27.9
 #: Memory per stored nonzero of L or U (int32 column and value) plus row pointers.
 BYTES_PER_NONZERO = 8
+#: What one machine can give a solve (a 24 GiB machine): beyond it a solve is out of reach.
+MACHINE_BYTES = 20e9
 
 
 def recurrent_states(chain: AbsorbingChain) -> list[int]:
@@ -84,29 +86,55 @@ class RaceSize:
         return math.ceil((2 * self.digits * math.log2(10) + 64) / BITS_PER_STEP)
 
 
+#: Races up to this many unknowns have their nonzeros counted row by row; bigger ones
+#: are estimated from sampled rows.
+COUNT_LIMIT = 1_000_000
+#: Sampled rows stop once the mean's standard error is below this share of the mean
+#: (after at least ``MIN_SAMPLE`` rows): on hasbro about 350 rows (their spread is a third
+#: of their mean), not the 2,000 that took ``plan -k 5`` 17 s.
+SAMPLE_PRECISION = 0.02
+MIN_SAMPLE = 200
+
+
+def _row_nonzeros(chain: AbsorbingChain, squares: list[int]) -> int:
+    """Nonzeros of the race row of ``squares`` (a state of each seat): itself and every
+    state one round (two players: one move of the mover) leads to."""
+    if len(squares) == 2:
+        a, b = squares
+        return len({(a, b)} | {(b, t) for t, _ in chain.moves[a]})
+    targets: set[tuple[int, ...]] = {()}
+    for s in sorted(squares):
+        targets = {tuple(sorted(t + (x,))) for t in targets for x, _ in chain.moves[s]}
+    return len(targets | {tuple(sorted(squares))})
+
+
 def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int = 0) -> RaceSize:
-    """Size of the ``players``-seat race on ``chain`` (formulation: turn for two, else sym)."""
+    """Size of the ``players``-seat race on ``chain`` (formulation: turn for two, else sym).
+
+    Nonzeros are counted exactly up to :data:`COUNT_LIMIT` unknowns (two players), else
+    estimated from at most ``sample`` random rows (see :data:`SAMPLE_PRECISION`). Costs
+    no system: ``ladders solve`` calls it to refuse what is out of reach."""
     n = len(chain.states)
     m = len(recurrent_states(chain))
     k = players
     if k == 2:
         unknowns, formulation, columns = n * n, "turn", 1
-        # row (a, b) holds (a, b) and every (b, a'): count them exactly
-        nonzeros = sum(len({(a, b)} | {(b, t) for t, _ in chain.moves[a]})
-                       for a in range(n) for b in range(n))
-        exact = True
     else:
         unknowns, formulation, columns = math.comb(n + k - 1, k), "sym", k - 1
+    if k == 2 and unknowns <= COUNT_LIMIT:
+        nonzeros = sum(_row_nonzeros(chain, [a, b]) for a in range(n) for b in range(n))
+        exact = True
+    else:
         rng = random.Random(seed)
-        total = 0
-        draws = min(sample, unknowns)
-        for _ in range(draws):
-            ms = sorted(rng.randrange(n) for _ in range(k))
-            targets = {()}
-            for s in ms:
-                targets = {tuple(sorted(t + (x,))) for t in targets for x, _ in chain.moves[s]}
-            total += len(targets | {tuple(ms)})
-        nonzeros, exact = round(total / draws * unknowns), False
+        counts: list[int] = []
+        while len(counts) < min(sample, unknowns):
+            counts.append(_row_nonzeros(chain, [rng.randrange(n) for _ in range(k)]))
+            if len(counts) >= MIN_SAMPLE and len(counts) % 50 == 0:
+                mean = sum(counts) / len(counts)
+                var = sum((c - mean) ** 2 for c in counts) / (len(counts) - 1)
+                if math.sqrt(var / len(counts)) <= SAMPLE_PRECISION * mean:
+                    break
+        nonzeros, exact = round(sum(counts) / len(counts) * unknowns), False
     d1 = len(str(one_player_stats(chain).expected_length.denominator))
     digits = max(k * d1, round(FIT * d1 * math.comb(m + k - 1, k) / max(m, 1)))
     return RaceSize(k, formulation, n, m, unknowns, nonzeros, exact, digits, columns)
@@ -118,9 +146,16 @@ def modular_seconds(size: RaceSize, lu_nonzeros: int, factor_seconds: float) -> 
 
 
 def modular_bytes(size: RaceSize, lu_nonzeros: int) -> int:
-    """Estimated peak memory of the modular engine: L + U, and the certificate's digits."""
+    """Estimated peak memory of the modular engine: L + U, the certificate's digits and
+    the system (pass ``size.nonzeros`` as ``lu_nonzeros`` for a lower bound: no fill)."""
     cert_steps = math.ceil(size.digits * math.log2(10) / BITS_PER_STEP) + 16
-    return lu_nonzeros * BYTES_PER_NONZERO + cert_steps * size.unknowns * 8 + size.nonzeros * 24
+    return lu_nonzeros * BYTES_PER_NONZERO + cert_steps * size.unknowns * 8 + system_bytes(size)
+
+
+def system_bytes(size: RaceSize) -> int:
+    """Memory the race's sparse system alone takes once built (its CSR arrays and the
+    rows they are built from), before any fill: what every engine that builds it needs."""
+    return size.nonzeros * 24
 
 
 def crt_seconds(size: RaceSize, factor_seconds: float, workers: int) -> float:
@@ -210,7 +245,7 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     secs = modular_seconds(size, lu_nnz, factor_s)
     mem = modular_bytes(size, lu_nnz)
     crt = crt_seconds(size, factor_s, workers)
-    day, memory = 86_400.0, 20e9  # a day of wall time; what a 24 GiB machine can give
+    day, memory = 86_400.0, MACHINE_BYTES
     need = next((w for w in (16, 64, 256, 1024) if crt_seconds(size, factor_s, w) <= day), None)
     series = series_figures(chain, players, workers)
     if series["seconds"] <= day:

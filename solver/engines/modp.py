@@ -25,6 +25,8 @@ form), so only primes dividing one of them fail, which is rare for random primes
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +36,8 @@ from numba import njit
 MAX_PRIME = (1 << 28) - 57
 #: Products added before a reduction: 127 * 2^56 < 2^63.
 _BATCH = 127
+#: Seconds of compiled factorization between two polls of ``should_stop``.
+CHUNK_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -87,24 +91,14 @@ def _inverse(a: int, p: int) -> int:
 
 
 @njit(cache=True)
-def _factor(n, indptr, indices, data, p):  # pragma: no cover - compiled
-    """Up-looking LU without pivoting; returns the factor arrays and ``bad`` (the first
-    row whose pivot vanished mod p, or -1)."""
-    w = np.zeros(n, dtype=np.int64)
-    mark = np.zeros(n, dtype=np.bool_)
-    upper = np.empty(n, dtype=np.int64)
-    l_ptr = np.zeros(n + 1, dtype=np.int64)
-    u_ptr = np.zeros(n + 1, dtype=np.int64)
-    cap_l = max(16, 4 * len(data))
-    cap_u = max(16, 4 * len(data))
-    l_ind = np.empty(cap_l, dtype=np.int64)
-    l_val = np.empty(cap_l, dtype=np.int64)
-    u_ind = np.empty(cap_u, dtype=np.int64)
-    u_val = np.empty(cap_u, dtype=np.int64)
-    dinv = np.zeros(n, dtype=np.int64)
-    nl = 0
-    nu = 0
-    for i in range(n):
+def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val,
+                 u_ind, u_val, dinv, nl, nu):  # pragma: no cover - compiled
+    """Rows ``i0 .. i1 - 1`` of the up-looking LU without pivoting, continuing the factor
+    arrays of rows ``0 .. i0 - 1`` (``nl``, ``nu`` entries of L and U so far). Between
+    two calls ``w`` is zero and ``mark`` false, so a factorization can stop after any
+    row. Returns the (possibly regrown) L and U arrays, the new ``nl``, ``nu``, and the
+    first row whose pivot vanished mod p (or -1)."""
+    for i in range(i0, i1):
         lo = i
         nup = 0
         for t in range(indptr[i], indptr[i + 1]):
@@ -128,10 +122,9 @@ def _factor(n, indptr, indices, data, p):  # pragma: no cover - compiled
             if wk == 0:
                 continue
             lik = wk * dinv[k] % p
-            if nl == cap_l:
-                cap_l *= 2
-                l_ind = _grow(l_ind, cap_l)
-                l_val = _grow(l_val, cap_l)
+            if nl == len(l_ind):
+                l_ind = _grow(l_ind, 2 * nl)
+                l_val = _grow(l_val, 2 * nl)
             l_ind[nl] = k
             l_val[nl] = (p - lik) % p
             nl += 1
@@ -149,14 +142,13 @@ def _factor(n, indptr, indices, data, p):  # pragma: no cover - compiled
         w[i] = 0
         mark[i] = False
         if piv == 0:
-            return (l_ptr, l_ind[:nl].astype(np.int32), l_val[:nl].astype(np.int32), u_ptr,
-                    u_ind[:nu].astype(np.int32), u_val[:nu].astype(np.int32), dinv, i)
+            return l_ind, l_val, u_ind, u_val, nl, nu, i
         dinv[i] = _inverse(piv, p)
         cols = np.sort(upper[:nup])
-        if nu + nup > cap_u:
-            cap_u = max(2 * cap_u, nu + nup)
-            u_ind = _grow(u_ind, cap_u)
-            u_val = _grow(u_val, cap_u)
+        if nu + nup > len(u_ind):
+            cap = max(2 * len(u_ind), nu + nup)
+            u_ind = _grow(u_ind, cap)
+            u_val = _grow(u_val, cap)
         for t in range(nup):
             j = cols[t]
             mark[j] = False
@@ -167,9 +159,7 @@ def _factor(n, indptr, indices, data, p):  # pragma: no cover - compiled
                 u_val[nu] = p - v
                 nu += 1
         u_ptr[i + 1] = nu
-    # int32 halves the memory the triangular solves stream through (p < 2^28, n < 2^31)
-    return (l_ptr, l_ind[:nl].astype(np.int32), l_val[:nl].astype(np.int32), u_ptr,
-            u_ind[:nu].astype(np.int32), u_val[:nu].astype(np.int32), dinv, -1)
+    return l_ind, l_val, u_ind, u_val, nl, nu, -1
 
 
 @njit(cache=True)
@@ -187,16 +177,57 @@ def lu_factor_mod(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
 
 
 def factor_permuted(permuted: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.ndarray,
-                    p: int) -> LUFactors:
+                    p: int, should_stop: Callable[[], bool] | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> LUFactors:
     """:func:`lu_factor_mod` of a system already permuted by ``order`` (CSR arrays from
-    :func:`permute_csr`): for callers that factor one system modulo many primes."""
+    :func:`permute_csr`): for callers that factor one system modulo many primes.
+
+    The rows are factored in chunks of about :data:`CHUNK_SECONDS` each; between two
+    chunks ``progress(rows_done, rows)`` is called and ``should_stop()`` polled: when
+    it turns true, :class:`FactorizationStopped` is raised (a compiled kernel cannot
+    see a signal, so this is how a long factorization honours Ctrl-C within a second).
+    """
     if not 2 < p <= MAX_PRIME:
         raise ValueError(f"prime {p} outside (2, {MAX_PRIME}]")
     ptr, ind, val = permuted
-    l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, bad = _factor(len(order), ptr, ind, val, p)
-    if bad >= 0:
-        raise ZeroDivisionError(f"pivot {bad} of the LU vanishes modulo {p}")
-    return LUFactors(p, order, l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv)
+    n = len(order)
+    cap = max(16, 4 * len(val))
+    w = np.zeros(n, dtype=np.int64)
+    mark = np.zeros(n, dtype=np.bool_)
+    upper = np.empty(n, dtype=np.int64)
+    l_ptr = np.zeros(n + 1, dtype=np.int64)
+    u_ptr = np.zeros(n + 1, dtype=np.int64)
+    l_ind, l_val = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    u_ind, u_val = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    dinv = np.zeros(n, dtype=np.int64)
+    nl = nu = done = 0
+    rows = 256
+    while done < n:
+        if should_stop is not None and should_stop():
+            raise FactorizationStopped(done, n)
+        stop = min(n, done + rows)
+        t0 = time.perf_counter()
+        l_ind, l_val, u_ind, u_val, nl, nu, bad = _factor_rows(
+            done, stop, ptr, ind, val, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val, u_ind,
+            u_val, dinv, nl, nu)
+        if bad >= 0:
+            raise ZeroDivisionError(f"pivot {bad} of the LU vanishes modulo {p}")
+        elapsed = time.perf_counter() - t0
+        rows = max(64, int(rows * min(4.0, max(0.5, CHUNK_SECONDS / max(elapsed, 1e-6)))))
+        done = stop
+        if progress is not None:
+            progress(done, n)
+    # int32 halves the memory the triangular solves stream through (p < 2^28, n < 2^31)
+    return LUFactors(p, order, l_ptr, l_ind[:nl].astype(np.int32), l_val[:nl].astype(np.int32),
+                     u_ptr, u_ind[:nu].astype(np.int32), u_val[:nu].astype(np.int32), dinv)
+
+
+class FactorizationStopped(Exception):
+    """A factorization stopped on request after ``rows`` of ``total`` rows."""
+
+    def __init__(self, rows: int, total: int) -> None:
+        super().__init__(f"factorization stopped after {rows:,} of {total:,} rows")
+        self.rows, self.total = rows, total
 
 
 @njit(cache=True)

@@ -43,8 +43,9 @@ from functools import cached_property
 import numpy as np
 
 from ladders.solver.exact import gcd, isqrt, mpq, mpz, next_prime
-from ladders.solver.engines.modp import (MAX_PRIME, LUFactors, _lift, _lift_integer, factor_permuted,
-                         permute_csr, residual_is_zero)
+from ladders.solver.engines.modp import (MAX_PRIME, FactorizationStopped, LUFactors, _lift,
+                                         _lift_integer, factor_permuted, permute_csr,
+                                         residual_is_zero)
 from ladders.solver.system import pivot_order
 from ladders.solver.system import LinearSystem
 
@@ -123,13 +124,16 @@ def random_lifting_prime(rng: random.Random) -> int:
 
 
 def factor_with_random_prime(permuted: tuple[np.ndarray, np.ndarray, np.ndarray],
-                             order: np.ndarray, rng: random.Random) -> LUFactors:
+                             order: np.ndarray, rng: random.Random,
+                             should_stop: Callable[[], bool] | None = None,
+                             progress: Callable[[int, int], None] | None = None) -> LUFactors:
     """LU of a system permuted by ``order`` (:func:`~ladders.solver.engines.modp.permute_csr`) modulo a
-    random prime; a prime that divides a pivot is replaced."""
+    random prime; a prime that divides a pivot is replaced. ``should_stop`` and
+    ``progress``: see :func:`~ladders.solver.engines.modp.factor_permuted`."""
     for _ in range(MAX_PRIME_TRIES):
         p = random_lifting_prime(rng)
         try:
-            return factor_permuted(permuted, order, p)
+            return factor_permuted(permuted, order, p, should_stop, progress)
         except ZeroDivisionError:
             continue
     raise ArithmeticError(f"{MAX_PRIME_TRIES} random primes all divide a pivot: is the system singular?")
@@ -234,13 +238,16 @@ class Lifter:
     a: tuple[np.ndarray, np.ndarray, np.ndarray]
 
     @classmethod
-    def factor(cls, system: LinearSystem, order: Sequence[int], rng: random.Random) -> Lifter:
-        """Factor ``system`` in ``order`` (target last) modulo a random prime."""
+    def factor(cls, system: LinearSystem, order: Sequence[int], rng: random.Random,
+               should_stop: Callable[[], bool] | None = None,
+               progress: Callable[[int, int], None] | None = None) -> Lifter:
+        """Factor ``system`` in ``order`` (target last) modulo a random prime
+        (``FactorizationStopped`` when ``should_stop()`` turns true meanwhile)."""
         if order[-1] != system.target:
             raise ValueError("the pivot order must end with the target unknown")
         order = np.asarray(order, dtype=np.int64)
         permuted = permute_csr(system.indptr, system.indices, system.data, order)
-        return cls(factor_with_random_prime(permuted, order, rng), permuted)
+        return cls(factor_with_random_prime(permuted, order, rng, should_stop, progress), permuted)
 
     def rhs(self, system: LinearSystem, k: int) -> np.ndarray:
         """Right-hand side k in pivot-order indexing."""
@@ -299,9 +306,10 @@ class LiftState:
 
 
 class Interrupted(Exception):
-    """A modular solve stopped on request; ``state`` resumes it."""
+    """A modular solve stopped on request; ``state`` resumes it (None: stopped while
+    factoring, before any lifting of this solve: nothing new to keep)."""
 
-    def __init__(self, state: LiftState) -> None:
+    def __init__(self, state: LiftState | None) -> None:
         super().__init__("stopped on request")
         self.state = state
 
@@ -310,23 +318,29 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
                 chunk: int = CHUNK, margin_bits: int = MARGIN_BITS, max_steps: int | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 state: LiftState | None = None, save: Callable[[LiftState], None] | None = None,
-                should_stop: Callable[[], bool] = lambda: False) -> DixonResult:
+                should_stop: Callable[[], bool] = lambda: False,
+                factor_progress: Callable[[int, int], None] | None = None) -> DixonResult:
     """Certified exact solution of ``system`` for every right-hand side (module docstring).
 
     ``order``: pivot order with the target last (default: the published right-to-left
     label order). ``margin_bits`` is the early-termination margin of step 3 (a negative
     margin accepts every reconstruction as a candidate: for tests of the certificate).
     ``max_steps`` caps the lifting of one right-hand side (ArithmeticError when reached
-    without a certificate). ``progress(column, steps)`` reports lifting steps.
+    without a certificate). ``progress(column, steps)`` reports lifting steps,
+    ``factor_progress(rows, total)`` the factorization before them.
 
     Long solves: ``save(state)`` is called after every chunk of steps, and a solve
     started with the same ``seed`` and a saved ``state`` continues from it. When
-    ``should_stop()`` turns true, :class:`Interrupted` carries the state to resume from.
+    ``should_stop()`` turns true (polled during the factorization too),
+    :class:`Interrupted` carries the state to resume from.
     """
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    lifter = Lifter.factor(system, list(order) if order is not None else pivot_order(system, "labels"),
-                           rng)
+    try:
+        lifter = Lifter.factor(system, list(order) if order is not None else pivot_order(system, "labels"),
+                               rng, should_stop, factor_progress)
+    except FactorizationStopped:
+        raise Interrupted(state) from None
     p = lifter.lu.p
     if state is not None and state.prime != p:
         raise ValueError(f"the saved state lifts modulo {state.prime}, this solve modulo {p}: "
