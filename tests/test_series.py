@@ -268,3 +268,20 @@ def test_transforms_and_schoolbook_give_the_same_fractions(players):
     assert fast.seats == slow.seats and sum(fast.seats, mpq(0)) == 1
     sp = series.choose_split(series.chain_data(chain), players)
     assert sp.deg_b > 64                       # the exponential's products were used
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(board=boards(max_end=12))
+def test_two_players_certified_on_random_boards(board):
+    # boards without an eigenvalue 0 give D a full degree n, reduced mod chi in the
+    # integer system (found by `solve tiny10 --die 1000`, where it was not)
+    chain = build_chain(board)
+    result = series.two_player_certified(chain)
+    assert result.certified and result.value == oracle(chain, 2)[0]
+
+
+def test_two_players_certified_with_no_zero_eigenvalue():
+    chain = build_chain(make_board("d1000", 0, 10, 1000, "stay", [(4, 7), (9, 2)]))
+    assert series.chain_data(chain).z == 0
+    result = series.two_player_certified(chain)
+    assert result.certified and result.value == oracle(chain, 2)[0]

@@ -330,7 +330,10 @@ def two_player_system(data: ChainData) -> TwoPlayerSystem:
     """Build :class:`TwoPlayerSystem` from the chain's integer data."""
     n, d, n1 = data.n, data.d, data.n1
     chi = data.charpoly
-    col = [data.dpoly[i] * d ** (2 * (n1 - i)) for i in range(n1 + 1)] + [0] * (n - n1 - 1)
+    col = [data.dpoly[i] * d ** (2 * (n1 - i)) for i in range(n1 + 1)] + [0] * (n - n1)
+    if col[n]:          # no eigenvalue 0 (z = 0): D~ has degree n, reduce it mod chi_C
+        col = [col[i] - col[n] * chi[i] for i in range(n)]
+    col = col[:n]
     entries = [[0] * n for _ in range(n)]
     for j in range(n):
         for i in range(n):
