@@ -285,3 +285,26 @@ def test_two_players_certified_with_no_zero_eigenvalue():
     assert series.chain_data(chain).z == 0
     result = series.two_player_certified(chain)
     assert result.certified and result.value == oracle(chain, 2)[0]
+
+
+@pytest.mark.parametrize("count", [1, 31, 32, 33, 64, 100, 700])
+def test_exponential_by_blocks_equals_newtons_identities(count):
+    # the divide-and-conquer exponential (transforms, or schoolbook with nmax = 0)
+    # against the quadratic recurrence it replaces
+    import numpy as np
+    from ladders.solver.engines.series import montgomery as mt
+    from ladders.solver.engines.series import polyarith as pa
+    q = next(series.ntt_primes(count))
+    w, k = series.reconstruct.ntt_root(q)
+    p = np.uint64(q)
+    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
+    rng = random.Random(count)
+    psums = np.array([0] + [rng.randrange(q) for _ in range(count)], dtype=np.uint64)
+    inv = mt.inverses_upto(count, p, pneg, one, r2)
+    ref = pa.series_exp_neg(psums, count, p, pneg, one, r2, inv)
+    nmax = 1 << 12
+    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))  # numba hands back a Python int
+    roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
+    for size in (nmax, 0):
+        got = pa.series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots, size)
+        assert (got == ref).all()
