@@ -281,7 +281,7 @@ def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
     refused(ladders("simulate", "hasbro", "-k", "6", "--games", "200000000", timeout=20), "1,200,000,000")
     # compile the simulation kernel first (a fresh install compiles it on first use, and
     # compiling alone peaks at ~600 MB): the memory measured below is the simulation's
-    assert ladders("simulate", "hasbro", "--games", "1000", timeout=120).returncode == 0
+    assert ladders("simulate", "hasbro", "--games", "3000000", timeout=120).returncode == 0
     script = ("import resource, sys; from ladders.cluster.cli import main; sys.argv = ['ladders', "
               "'simulate', 'hasbro', '--games', '3000000', '--json']\n"
               "try:\n    main()\nfinally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
