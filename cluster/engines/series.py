@@ -41,6 +41,9 @@ def default_batch(plan: Any) -> int:
 #: Decimal digits to which the Markov bounds must agree for 3 or more players (the
 #: answer has many more; the bounds are an independent check of its leading digits).
 BOUNDS_DIGITS = 1000
+#: At most this long for those bounds (boards where they converge slowly report the
+#: digits reached instead: a slow board must not hold the answer back for hours).
+BOUNDS_SECONDS = 60.0
 
 
 class SeriesEngine(Engine):
@@ -184,7 +187,8 @@ class _Bounds(threading.Thread):
         from ladders.solver.checks.bounds import interval_bounds
         t0 = time.perf_counter()
         try:
-            self.bounds = interval_bounds(self.problem.chain, self.problem.players, self.digits)
+            self.bounds = interval_bounds(self.problem.chain, self.problem.players, self.digits,
+                                          seconds=BOUNDS_SECONDS)
         except BaseException as exc:  # raised again in the driver's thread by result()
             self.error = exc
         self.seconds = time.perf_counter() - t0

@@ -237,7 +237,7 @@ def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | N
 
 
 def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
-                    max_moves: int = 1_000_000) -> Bounds:
+                    max_moves: int = 1_000_000, seconds: float | None = None) -> Bounds:
     """Rigorous bounds that agree to ``digits`` decimals, in fixed point.
 
     The same Markov bounds as :func:`bounds_to_digits`, widened by the rounding of a
@@ -251,7 +251,8 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
     cannot agree on its digits; then the exact :func:`bounds_to_digits` is returned.)
     The numbers stay at B bits instead of growing by ``k log2(d)`` bits a move,
     which makes this several times faster than the exact bounds on long walks (3
-    players on hasbro to 1,000 digits: 19,008 moves either way).
+    players on hasbro to 1,000 digits: 19,008 moves either way). With ``seconds``, a
+    walk that takes longer returns the (valid, not yet agreeing) bounds it reached.
     """
     check_players(players)
     if digits < 1:
@@ -266,6 +267,7 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
     v[chain.start_index] = one
     lo, hi = [mpz(0)] * k, [mpz(0)] * k
     s_prev, prev_err = one, 0
+    deadline = None if seconds is None else time.monotonic() + seconds
     for t in range(1, max_moves + 1):
         new = [mpz(0)] * n
         absorbed = mpz(0)
@@ -285,6 +287,8 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
             hi[j] -= (-(a_hi * s_hi ** j * p_hi ** (k - 1 - j))) >> shift      # ceiling
         gap = -((-(s_hi ** k)) >> shift)
         s_prev, prev_err = s, err
+        if deadline is not None and t % 64 == 0 and time.monotonic() > deadline:
+            return Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
         if gap * target < one:
             bounds = Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
             if bounds.agree_digits(digits):
