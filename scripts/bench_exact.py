@@ -54,7 +54,8 @@ print(json.dumps({"build_seconds": build, "solve_seconds": time.perf_counter() -
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd`` in a fresh process: wall seconds, own CPU seconds, own peak RSS, stdout."""
+    """Run ``cmd`` in a fresh process: wall seconds, own CPU seconds, own peak RSS, stdout.
+    Linux starts a child's peak at its parent's: this script's, which stays small."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})})

@@ -50,7 +50,8 @@ print(json.dumps({"ms_per_prime": ms, "valid": int(valid.sum()),
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> dict:
     """Run ``cmd`` in a fresh process: wall seconds, CPU and peak RSS of it and its
-    children (``os.wait4`` of the process, RUSAGE_CHILDREN for the workers), stdout."""
+    children (``os.wait4`` of the process, RUSAGE_CHILDREN for the workers), stdout.
+    Linux starts a child's peak at its parent's: this script's, which stays small."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})}, cwd=cwd)
