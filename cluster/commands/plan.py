@@ -20,9 +20,9 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
     rows; the digits of the answer come from a measured fit (see
-    ladders/solver/checks/estimate.py). Systems up to 20,000 unknowns are factored once
-    modulo a prime to measure the fill and the factorization time; bigger ones get
-    lower bounds (no fill assumed).
+    ladders/solver/checks/estimate.py). Systems up to 20,000 unknowns that are quick to
+    build (5 million terms) are factored once modulo a prime to measure the fill and
+    the factorization time; the others get lower bounds (no fill assumed).
 
     \b
     Examples:

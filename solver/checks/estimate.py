@@ -216,13 +216,20 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
             "how": f"{primes:,} primes of {SERIES_PRIME_BITS} bits on {workers} workers"}
 
 
+#: Terms (unknowns x moves per square ^ players) up to which ``ladders plan`` builds the
+#: system to measure it: building is pure Python, about a microsecond a term (5 players
+#: on 15 squares: 11,628 unknowns but 90 million terms, minutes).
+BUILD_LIMIT = 5e6
+
+
 def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str, Any]:
     """What ``ladders plan`` reports: the race's size, each engine's cost, and a verdict.
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
-    rows; the digits come from the measured fit above. Systems up to 20,000 unknowns are
-    factored once modulo a prime to measure the fill and the factorization time; bigger
-    ones get lower bounds (no fill assumed). The verdict names what can do the solve: one
+    rows; the digits come from the measured fit above. Systems up to 20,000 unknowns
+    whose rows are cheap to build (:data:`BUILD_LIMIT`) are factored once modulo a prime
+    to measure the fill and the factorization time; others get lower bounds (no fill
+    assumed). The verdict names what can do the solve: one
     machine (the series engine when it takes at most a day, else the modular one), a
     cluster of so many workers (crt, within a day), or nothing within a day on 1,024
     workers.
@@ -230,7 +237,8 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     size = race_size(chain, players)
     lu_nnz, factor_s, measured = size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4, False
     nonzeros = size.nonzeros
-    if size.unknowns <= 20_000:
+    mean_moves = sum(len(m) for m in chain.moves) / max(len(chain.moves), 1)
+    if size.unknowns <= 20_000 and size.unknowns * mean_moves ** players <= BUILD_LIMIT:
         from ladders.solver.engines.modular import Lifter
         from ladders.solver.games.race import race_system
         system = race_system(chain, players)
