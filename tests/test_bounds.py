@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from examples import EXAMPLES
-from ladders.solver.games.board import preset_board
-from ladders.solver.checks.bounds import bounds_to_digits, interval_bounds, markov_bounds
+from ladders.solver.games.board import make_board, preset_board
+from ladders.solver.checks.bounds import (bounds_to_digits, bounds_within, interval_bounds,
+                                          markov_bounds)
+from ladders.solver.checks.verify import check_against_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
 from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.games.race import solve_race
@@ -77,7 +79,7 @@ def test_interval_bounds_contain_the_exact_bounds(board, players, digits):
     chain = build_chain(board)
     exact = bounds_to_digits(chain, players, digits)
     wide = interval_bounds(chain, players, digits)
-    assert wide.agree_digits(digits)
+    assert wide.settled(digits)
     # the fixed-point walk may need a move more than the exact one, never fewer
     assert wide.moves >= exact.moves
     same = markov_bounds(chain, players, wide.moves)
@@ -90,3 +92,20 @@ def test_interval_bounds_bracket_the_answer():
     wide = interval_bounds(build_chain(ex.board), 2, 30)
     assert wide.lower[0] <= ex.seat1 <= wide.upper[0]
     assert wide.lower[1] <= 1 - ex.seat1 <= wide.upper[1]
+
+
+def test_bounds_pin_an_answer_that_is_a_short_decimal():
+    """3/5 = 0.6 (two players, end 2, die 3): the bounds are 0.5999... and 0.6000... after
+    any number of moves, so their digits never agree; the searches stop once they pin it
+    (before: the exact search walked towards its million-move limit, for hours)."""
+    chain = build_chain(make_board("threefifths", 0, 2, 3, "stay", []))
+    assert solve_race(chain, 2).seats == [mpq(3, 5), mpq(2, 5)]
+    for bounds in (bounds_to_digits(chain, 2, 16), interval_bounds(chain, 2, 16),
+                   bounds_within(chain, 2, 16, 5.0)):
+        assert not bounds.agree_digits(16) and bounds.settled(16) and bounds.budget is None
+        assert bounds.pinned_seats(16) == [0, 1] and bounds.moves < 200
+        assert bounds.lower[0] < mpq(3, 5) < bounds.upper[0]
+    report = check_against_bounds(chain, 2, [mpq(3, 5), mpq(2, 5)])
+    assert report["passed"] and report["digits"] == 16 and "0.6" in report["pinned"]
+    # a wrong answer 1e-20 from 0.6 is outside bounds that narrow: refused
+    assert not check_against_bounds(chain, 2, [mpq(3, 5) + mpq(1, 10**20), mpq(2, 5)])["passed"]

@@ -291,6 +291,28 @@ def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
     assert json.loads(proc.stdout)["games"] == 3_000_000
 
 
+def test_absurd_cluster_sizes_are_refused_before_any_work() -> None:
+    """``--workers 10^9`` started spawning worker processes until the machine ran out of
+    memory; ``--batch-primes 10^11`` built a list of primes for minutes, then failed
+    with "x must be >= 3"; ``verify --primes 10^6`` would solve a million times."""
+    limit = 4 * (os.cpu_count() or 1)
+    t0 = time.monotonic()
+    refused(ladders("solve", "tiny10", "-k", "3", "--engine", "crt", "--workers", "1000000000"),
+            "--workers 1,000,000,000", f"at most {limit} worker processes", "--scheduler")
+    refused(ladders("solve", "tiny10", "-k", "3", "--engine", "crt", "--batch-primes", "10" + "0" * 10),
+            "--batch-primes", "1<=x<=65536")
+    refused(ladders("verify", "/nonexistent/run", "--primes", "1000000"), "--primes", "1<=x<=64")
+    assert time.monotonic() - t0 < 30
+
+
+def test_stats_refuses_absurd_throws() -> None:
+    """A property test drew ``stats hasbro --throws 10^25 --json``: it ran for minutes."""
+    refused(ladders("stats", "hasbro", "--throws", "10" + "0" * 25, timeout=20), "at most 100,000")
+    refused(ladders("stats", "hasbro", "--throws", "5669", "--json", timeout=20), "at most 5,668")
+    assert len(json.loads(ladders("stats", "tiny10", "--throws", "300", "--json").stdout)
+               ["distribution"]) == 300
+
+
 def test_stats_prints_decimals_without_building_fractions() -> None:
     t0 = time.monotonic()
     proc = ladders("stats", "hasbro", "--throws", "20000", timeout=60)  # 19 s and 919 MB before

@@ -69,6 +69,16 @@ def cluster_options(func: Any) -> Any:
                         help="Existing Dask scheduler, e.g. tcp://10.0.0.5:8786.")(func)
 
 
+#: Local worker processes allowed per core: more only queue for the cores.
+WORKERS_PER_CORE = 4
+
+
+def local_worker_limit() -> int:
+    """Most worker processes ``--workers`` may start on this machine."""
+    import os
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
 def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | None) -> Any:
     """The cluster options as a ``ClusterSpec``; a scheduler file is read now, so that a
     missing or garbled one is refused before any work."""
@@ -77,6 +87,11 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
         raise click.UsageError("give --scheduler or --scheduler-file, not both")
     if workers and (scheduler or scheduler_file):
         raise click.UsageError("--workers sizes the local cluster; a remote cluster has its own workers")
+    if workers and workers > local_worker_limit():
+        raise click.UsageError(
+            f"--workers {workers:,}: a local cluster runs at most {local_worker_limit()} worker "
+            f"processes here ({WORKERS_PER_CORE} per core; each takes ~150 MB); for more, start "
+            "dask workers on other machines and give --scheduler")
     if scheduler_file:
         from ladders.cluster.errors import ClusterError
         try:

@@ -24,6 +24,10 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
            digits: int | None, as_json: bool) -> None:
     """Exact Markov bounds lower(n) <= P <= upper(n) on the win probability of each seat.
 
+    With --digits D the search stops where lower and upper agree to D decimals, or
+    where a seat's bounds straddle a decimal of at most D places within 1e-(D+16)
+    (an answer like 3/5 = 0.6: bounds 0.5999... and 0.6000... never share digits).
+
     \b
     Two players:  lower(n) = 1/2 + 1/2 sum_{t<=n} f(t)^2
                   upper(n) = lower(n) + (1 - F(n))^2 / 2
@@ -31,8 +35,8 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
 
     Example: ladders bounds hasbro --moves 500;  ladders bounds hasbro -k 3 --digits 100
     """
-    from ladders.solver.checks.bounds import (bounds_to_digits, check_digits, check_moves,
-                                              markov_bounds, moves_limit)
+    from ladders.solver.checks.bounds import (PIN_DIGITS, bounds_to_digits, check_digits,
+                                              check_moves, markov_bounds, moves_limit)
     from ladders.solver.games.chain import build_chain
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
@@ -60,7 +64,15 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
              f"({seconds:.3f} s, exact):"]
     for s in seats:
         lines.append(f"  seat {s['seat']}: {s['lower_decimal']}\n          {s['upper_decimal']}")
-    if digits:
+    pinned = b.pinned_seats(digits) if digits else []
+    if pinned:  # the answer is (within 10^-(D+16) of) a decimal the bounds straddle
+        data["pinned"] = {f"seat {j + 1}": dec(b.upper[j], digits).rstrip("0").rstrip(".")
+                          for j in pinned}
+        lines.append(f"from n = {b.moves} the bounds settle {digits} digits: "
+                     + ", ".join(f"{seat} lies within 1e-{digits + PIN_DIGITS} of {c}"
+                                 for seat, c in data["pinned"].items())
+                     + " (its bounds straddle that decimal, so their digits cannot agree)")
+    elif digits:
         lines.append(f"lower and upper agree to {digits} digits from n = {b.moves}")
     emit(data, as_json, "\n".join(lines))
 

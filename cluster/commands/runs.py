@@ -62,8 +62,9 @@ def status(store: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("store", type=click.Path(file_okay=False))
-@click.option("--primes", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Independent solves modulo random 61-bit primes.")
+@click.option("--primes", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Independent solves modulo random 61-bit primes (at most 64; each is a "
+              "solve of the race system, up to half a minute on the full board).")
 @click.option("--cross/--no-cross", default=None,
               help="Solve again with the other kind of engine and compare: modular for an "
               "elimination run (seconds), elimination for a modular or crt run [default: "

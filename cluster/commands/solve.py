@@ -40,8 +40,9 @@ from ladders.cluster.engines import engine_names
               help="Print every seat's exact fraction in full (thousands of digits on big boards).")
 @click.option("--save-every", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
               help="modular with --checkpoint: seconds between saved lifting states [default: 10].")
-@click.option("--batch-primes", type=click.IntRange(min=1), default=None,
-              help="crt and series: primes per task [default: crt 32, series 256: a few seconds of work on hasbro].")
+@click.option("--batch-primes", type=click.IntRange(1, 65_536), default=None,
+              help="crt and series: primes per task, at most 65,536 [default: crt 32, series 256, "
+              "or 1,024 where a prime is heavy (4 players): seconds of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
               help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
               "series, modular and crt engines.")
@@ -127,7 +128,7 @@ def report_outcome(outcome: Any, as_json: bool, exact: bool = False) -> int:
         unit = get_engine(outcome.engine).unit[0]
         where = (f"the store is consistent. Resume with: ladders resume {outcome.store}"
                  if outcome.store else "nothing was kept (no --checkpoint)")
-        click.echo(f"interrupted after {outcome.tasks_run} {unit}; {where}", err=True)
+        click.echo(f"interrupted after {outcome.tasks_run} {unit} in this run; {where}", err=True)
         return EXIT_INTERRUPTED
     seats = outcome.seats
     verified = outcome.verified
@@ -171,8 +172,9 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     b = report["bounds"]
     lines.append(f"bounds       inside the Markov bounds after {b['moves']:,} moves, {b['digits']} "
                  f"digits agree: {mark(b['passed'])}")
-    if "stopped" in b:
-        lines.append(f"             ({b['stopped']})")
+    for note in ("stopped", "pinned"):
+        if note in b:
+            lines.append(f"             ({b[note]})")
     if "modular" in report:
         m = report["modular"]
         lines.append("modular      " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"

@@ -11,7 +11,8 @@ from ladders.cluster.commands import EPILOG_BOARD, board_options, emit, json_opt
 @click.command()
 @board_options
 @click.option("--throws", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Length distribution f(t), F(t) for t = 1..THROWS.")
+              help="Length distribution f(t), F(t) for t = 1..THROWS (at most 100,000; "
+              "with --json, exact fractions: 5,668 for a six-sided die).")
 @json_option
 def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: bool) -> None:
     """One-player answers: f(t), F(t), L, sd, D(s), E(s), all exact.
@@ -23,12 +24,13 @@ def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: b
 
     Example: ladders stats hasbro --throws 20
     """
-    from ladders.solver.games.chain import (build_chain, length_decimals, length_distribution,
-                                             one_player_stats)
+    from ladders.solver.games.chain import (build_chain, check_throws, length_decimals,
+                                             length_distribution, one_player_stats)
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
     from ladders.solver.exact import sqrt_to_decimal
     chain = build_chain(open_board(board, rule, die))
+    check_throws(chain, throws, exact=as_json)
     st = one_player_stats(chain)
     sd_text = sqrt_to_decimal(st.variance, 20)
     if as_json:  # exact fractions asked for: every f(t) and F(t) in full

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ladders.solver.games.chain import AbsorbingChain, iter_throws
 from ladders.solver.exact import fraction_to_decimal, mpq, mpz
@@ -35,21 +35,50 @@ from ladders.solver.exact import fraction_to_decimal, mpq, mpz
 #: with two players: 64,254 moves, about 3 minutes), and the exact output is that long.
 MAX_BOUND_DIGITS = 100_000
 
+#: Decimals past the ``D`` asked to which the bounds pin an answer that is itself a
+#: decimal of at most ``D`` places. The bounds of 3/5 (two players, end 2, die 3) are
+#: 0.5999... and 0.6000... after any number of moves: their digits never agree, and a
+#: search for agreement walked to its move limit (hours). Bounds narrower than
+#: ``10^-(D + PIN_DIGITS)`` that straddle such a decimal stop the search instead.
+PIN_DIGITS = 16
+
 
 @dataclass(frozen=True)
 class Bounds:
-    """``lower[j] <= P_j <= upper[j]`` for every seat j, after ``moves`` throws per player."""
+    """``lower[j] <= P_j <= upper[j]`` for every seat j, after ``moves`` throws per player
+    (``budget``: the seconds after which the walk stopped before the bounds agreed)."""
 
     players: int
     moves: int
     lower: list[mpq]
     upper: list[mpq]
+    budget: float | None = None
 
     def agree_digits(self, digits: int) -> bool:
         """True when lower and upper agree in their first ``digits`` decimals, every seat."""
         scale = mpz(10) ** digits
         return all((lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
                    for lo, up in zip(self.lower, self.upper))
+
+    def pinned_seats(self, digits: int) -> list[int]:
+        """Seats whose bounds straddle a decimal ``c`` of at most ``digits`` places
+        (``lower < c <= upper``, so their first ``digits`` decimals differ) and are
+        narrower than ``10^-(digits + PIN_DIGITS)``: the answer is ``c`` or that close to
+        it, and no more moves make the digits agree if it is ``c`` (see :data:`PIN_DIGITS`)."""
+        scale, fine = mpz(10) ** digits, mpz(10) ** (digits + PIN_DIGITS)
+        return [j for j, (lo, up) in enumerate(zip(self.lower, self.upper))
+                if (lo.numerator * scale) // lo.denominator != (up.numerator * scale) // up.denominator
+                and (up - lo) * fine < 1]
+
+    def settled(self, digits: int) -> bool:
+        """Every seat's bounds agree to ``digits`` decimals or pin a decimal of at most
+        ``digits`` places (:meth:`pinned_seats`): more moves would tell nothing new."""
+        if self.agree_digits(digits):
+            return True
+        scale, pinned = mpz(10) ** digits, set(self.pinned_seats(digits))
+        return all(j in pinned or (lo.numerator * scale) // lo.denominator
+                   == (up.numerator * scale) // up.denominator
+                   for j, (lo, up) in enumerate(zip(self.lower, self.upper)))
 
     def agreeing_digits(self, most: int) -> int:
         """How many leading decimals (at most ``most``) lower and upper share, every seat."""
@@ -188,15 +217,16 @@ def bounds_sequence(chain: AbsorbingChain, players: int, moves: int) -> list[Bou
 def bounds_to_digits(chain: AbsorbingChain, players: int, digits: int,
                      max_moves: int = 1_000_000,
                      progress: Callable[[int, int], None] | None = None) -> Bounds:
-    """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals
-    (``ValueError`` if they do not within ``max_moves``).
+    """Bounds after the smallest n at which lower and upper agree to ``digits`` decimals,
+    or pin a decimal of at most ``digits`` places (:meth:`Bounds.pinned_seats`)
+    (``ValueError`` if neither within ``max_moves``).
 
     Agreement is only tested once the gap is below ``10^-digits`` (before that it is
     impossible), so most steps cost no division. ``progress(n, digits_so_far)`` is
     called every few moves (digits: those the gap allows so far).
     """
     bounds = _search(chain, players, digits, max_moves, None, progress)
-    if not bounds.agree_digits(digits):
+    if not bounds.settled(digits):
         raise ValueError(f"the bounds did not agree to {digits:,} digits within {max_moves:,} moves; "
                          "ask for fewer digits")
     return bounds
@@ -208,13 +238,15 @@ def bounds_within(chain: AbsorbingChain, players: int, digits: int, seconds: flo
     exact bounds, which agree to fewer digits (:meth:`Bounds.agreeing_digits`). For
     verification, whose cost must stay bounded on boards where the bounds converge
     slowly (31 squares that only a 6 advances: 16 digits need 18,599 moves, a minute)."""
-    return _search(chain, players, digits, None, time.monotonic() + seconds, None)
+    bounds = _search(chain, players, digits, None, time.monotonic() + seconds, None)
+    return bounds if bounds.settled(digits) else replace(bounds, budget=seconds)
 
 
 def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | None,
             deadline: float | None, progress: Callable[[int, int], None] | None) -> Bounds:
     """The loop of :func:`bounds_to_digits` and :func:`bounds_within`: it stops at
-    agreement, at ``max_moves`` or after ``deadline`` (``time.monotonic``)."""
+    agreement (or a pinned decimal), at ``max_moves`` or after ``deadline``
+    (``time.monotonic``)."""
     check_players(players)
     if digits < 1:
         raise ValueError(f"digits must be at least 1, got {digits}")
@@ -224,7 +256,7 @@ def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | N
     for n, sums, gap, denom in _iter_bounds(chain, players):
         if gap * scale < half * denom:
             bounds = _make_bounds(players, n, sums, gap, denom)
-            if bounds.agree_digits(digits):
+            if bounds.settled(digits):
                 return bounds
         if n % 64 == 0:
             if progress is not None:
@@ -247,8 +279,9 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
     grows by at most n (one unit per entry) a step: at most ``n t`` units after t throws.
     Lower bounds use the rounded values, upper bounds the rounded values plus that
     shortfall, rounded up; so ``lower <= exact lower(t) <= P_j <= exact upper(t) <=
-    upper``. (Where the answer has a terminating decimal expansion the rounded bounds
-    cannot agree on its digits; then the exact :func:`bounds_to_digits` is returned.)
+    upper``. (Where the answer is a decimal of at most ``digits`` places the bounds
+    stop once they pin it, :meth:`Bounds.pinned_seats`: the rounding widens them by
+    about ``n t 2^-96 10^-digits``, far below the ``10^-(digits + 16)`` asked.)
     The numbers stay at B bits instead of growing by ``k log2(d)`` bits a move,
     which makes this several times faster than the exact bounds on long walks (3
     players on hasbro to 1,000 digits: 19,008 moves either way). With ``seconds``, a
@@ -288,15 +321,12 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
         gap = -((-(s_hi ** k)) >> shift)
         s_prev, prev_err = s, err
         if deadline is not None and t % 64 == 0 and time.monotonic() > deadline:
-            return Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
+            return Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi],
+                          budget=seconds)
         if gap * target < one:
             bounds = Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
-            if bounds.agree_digits(digits):
+            if bounds.settled(digits):
                 return bounds
-            if all((h + gap - x) * target < (one >> 64) for x, h in zip(lo, hi)):
-                # narrower than 10^-digits 2^-64 and still not the same digits: an answer
-                # with a terminating decimal sits between them (the exact walk lands on it)
-                return bounds_to_digits(chain, players, digits, max_moves)
         if t >= max_moves:
             break
     raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")

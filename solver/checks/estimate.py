@@ -172,7 +172,8 @@ SERIES_OVERSHOOT = 1.12
 #: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
 #: up to which ``ladders plan`` runs primes of the problem itself (about a second);
 #: beyond it, the time per modelled operation is measured on the 3-player race of the
-#: same chain and scaled (4 players on hasbro: 2.3e8, 5: 5.2e9, 6: 4.1e11).
+#: same chain and scaled (hasbro: 2.1e6 for 3 players, 8.6e6 for 4, 1.8e8 for 5, 5.8e8
+#: for 6).
 SERIES_MEASURE_LIMIT = 3e8
 
 
@@ -231,8 +232,8 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     to measure the fill and the factorization time; others get lower bounds (no fill
     assumed). The verdict names what can do the solve: one
     machine (the series engine when it takes at most a day, else the modular one), a
-    cluster of so many workers (crt, within a day), or nothing within a day on 1,024
-    workers.
+    cluster of so many workers within a day (the series engine first, then crt), or
+    nothing within a day on 1,024 workers.
     """
     size = race_size(chain, players)
     lu_nnz, factor_s, measured = size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4, False
@@ -256,8 +257,13 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     day, memory = 86_400.0, MACHINE_BYTES
     need = next((w for w in (16, 64, 256, 1024) if crt_seconds(size, factor_s, w) <= day), None)
     series = series_figures(chain, players, workers)
+    series_need = next((w for w in (16, 64, 256, 1024)
+                        if series["seconds"] * workers / w <= day), None)
     if series["seconds"] <= day:
         verdict = "one machine: the series engine"
+    elif series_need:
+        verdict = (f"a cluster of {series_need} workers: the series engine, within a day "
+                   f"(about {series['seconds'] * workers / series_need / 3600:.1f} hours)")
     elif mem > memory:
         verdict = (f"out of reach: the certificate alone needs {mem / 1e9:,.0f} GB "
                    "on one machine")

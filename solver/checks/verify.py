@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ladders.solver.checks.bounds import Bounds, bounds_within
+from ladders.solver.checks.bounds import PIN_DIGITS, Bounds, bounds_within
 from ladders.solver.checks.residue_check import check_modular
 from ladders.solver.exact import bits_to_digits, fraction_to_decimal, mpq
 from ladders.solver.games.chain import AbsorbingChain
@@ -39,25 +39,37 @@ def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
     (``digits``; ``digits_asked`` and ``stopped`` when the time ran out first), each
     seat's bracket, and whether ``lower <= exact <= upper`` with the exact value's
     truncated decimals equal to the bounds' held for every seat: a proof of those digits.
+    A seat whose bounds pin a decimal of at most ``digits`` places (3/5 = 0.6: lower
+    0.5999..., upper 0.6000..., :meth:`Bounds.pinned_seats`) passes by lying inside
+    them; ``pinned`` says which.
     """
     bounds = bounds or bounds_within(chain, players, digits, VERIFY_SECONDS)
-    agreed = digits if bounds.agree_digits(digits) else bounds.agreeing_digits(digits)
+    agreed = digits if bounds.settled(digits) else bounds.agreeing_digits(digits)
+    pinned = set(bounds.pinned_seats(agreed)) if agreed == digits else set()
     report = []
     passed = True
     for j, value in enumerate(seats):
         lo, up = bounds.lower[j], bounds.upper[j]
         inside = lo <= value <= up
-        same = fraction_to_decimal(value, agreed) == fraction_to_decimal(lo, agreed)
+        # a pinned seat's bounds straddle a short decimal: inside them is the whole check
+        same = j in pinned or fraction_to_decimal(value, agreed) == fraction_to_decimal(lo, agreed)
         passed &= inside and same
         report.append({"seat": j + 1, "lower_decimal": fraction_to_decimal(lo, digits + 2),
                        "upper_decimal": fraction_to_decimal(up, digits + 2),
                        "inside": inside, "digits_agree": same})
+        if j in pinned:
+            report[-1]["pinned"] = fraction_to_decimal(up, agreed).rstrip("0").rstrip(".")
     out: dict[str, object] = {"check": "bounds", "moves": bounds.moves, "digits": agreed,
                               "seats": report, "passed": passed}
+    if pinned:
+        out["pinned"] = (", ".join(f"seat {j + 1} within 1e-{digits + PIN_DIGITS} of "
+                                   f"{report[j]['pinned']}" for j in sorted(pinned))
+                         + ": the bounds straddle these decimals, so their digits cannot agree")
     if agreed < digits:
+        spent = "" if bounds.budget is None else f"{bounds.budget:g} s and "
         out.update(digits_asked=digits,
-                   stopped=f"the bounds converge slowly: after {VERIFY_SECONDS:g} s ({bounds.moves:,} "
-                           f"moves) they agree to {agreed} of the {digits} digits asked")
+                   stopped=f"the bounds converge slowly: after {spent}{bounds.moves:,} "
+                           f"moves they agree to {agreed} of the {digits} digits asked")
     return out
 
 

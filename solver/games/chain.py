@@ -21,6 +21,7 @@ exact without a single fraction; the bounds of :mod:`ladders.solver.checks.bound
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -113,6 +114,33 @@ def iter_throws(chain: AbsorbingChain) -> Iterator[tuple[mpz, mpz]]:
                 absorbed += vi * finish[i]
         v = new
         yield absorbed, sum(v, mpz(0))
+
+
+#: Most throws ``ladders stats`` lists (a line each: 100,000 take hasbro about 4 s).
+MAX_THROWS = 100_000
+#: Most characters of exact fractions ``ladders stats --json`` prints: f(t) and F(t) are
+#: fractions of about ``t log10(d)`` digits over as many, so t = 1..T come to about
+#: ``2 T^2 log10(d)`` characters (a six-sided die: 5,668 throws, about 4 s).
+MAX_EXACT_CHARS = 50_000_000
+
+
+def throws_limit(chain: AbsorbingChain, exact: bool) -> int:
+    """Most throws :func:`check_throws` accepts: :data:`MAX_THROWS` lines, or with exact
+    fractions :data:`MAX_EXACT_CHARS` characters of them."""
+    if not exact:
+        return MAX_THROWS
+    return min(MAX_THROWS, max(1, math.isqrt(int(MAX_EXACT_CHARS / (2 * math.log10(max(chain.die, 2)))))))
+
+
+def check_throws(chain: AbsorbingChain, throws: int, exact: bool) -> None:
+    """Refuse a distribution of more throws than :func:`throws_limit` (``ValueError``
+    naming the value, the limit and why)."""
+    limit = throws_limit(chain, exact)
+    if throws > limit:
+        why = (f"every f(t) and F(t) is printed exactly, about {MAX_EXACT_CHARS // 10**6:,} MB "
+               f"at that limit" if exact else "a line each")
+        raise ValueError(f"--throws {throws:,}: at most {limit:,} on this board ({why}); "
+                         "ask for fewer throws")
 
 
 def length_distribution(chain: AbsorbingChain, throws: int) -> list[tuple[mpq, mpq]]:
