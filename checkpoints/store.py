@@ -331,18 +331,32 @@ class RunStore:
             seq = int((folder / "CURRENT").read_text().strip())
         except (OSError, ValueError):
             return
-        newest = seq
-        for path in sorted(folder.glob("[0-9]*.json"), key=lambda p: p.stem):
+        newest, bad = self._beyond(seq)
+        for path in bad:
+            path.replace(path.with_name(path.name + ".bad"))
+        if newest != seq:
+            write_json_atomically(folder / "CURRENT", newest)
+
+    def _beyond(self, seq: int) -> tuple[int, list[Path]]:
+        """The newest complete manifest number from ``seq`` on, and the numbered files
+        beyond ``seq`` that do not parse."""
+        newest, bad = seq, []
+        for path in sorted((self.root / "manifest").glob("[0-9]*.json"), key=lambda p: p.stem):
             if not path.stem.isdigit() or int(path.stem) <= seq:
                 continue
             try:
                 self._read_manifest(int(path.stem))
             except StoreError:
-                path.replace(path.with_name(path.name + ".bad"))
+                bad.append(path)
                 continue
             newest = max(newest, int(path.stem))
-        if newest != seq:
-            write_json_atomically(folder / "CURRENT", newest)
+        return newest, bad
+
+    def newest(self) -> Manifest:
+        """What the next driver resumes from, read-only: CURRENT's manifest, or a newer
+        complete one that a driver killed between writing it and moving CURRENT left
+        (:meth:`_roll_forward` adopts it)."""
+        return self._read_manifest(self._beyond(self.current().seq)[0])
 
     def release_lock(self) -> None:
         (self.root / "LOCK").unlink(missing_ok=True)

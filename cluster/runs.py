@@ -87,7 +87,7 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
 def status(path: str) -> dict[str, Any]:
     """State of a stored run from its files alone (no cluster needed)."""
     store = RunStore.open(path)
-    manifest = store.current()
+    manifest = store.newest()  # what a resume continues from
     figures = get_engine(store.engine).status(store, manifest)
     lock = store.locked_by()
     complete = store.completed()

@@ -132,7 +132,7 @@ def test_kill_9_then_resume_crt(tmp_path, seed: int) -> None:
             continue
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    at_kill = len(committed_batches(RunStore.open(store).current()))
+    at_kill = len(committed_batches(RunStore.open(store).newest()))  # as resume adopts it
     resumed = _finish(["resume", str(store)])
     whole = _finish(["solve", board, "--engine", "crt", "--executor", "serial", "--batch-primes",
                      "1", "--seed", "3", "--checkpoint", str(tmp_path / "whole")])

@@ -80,6 +80,23 @@ def test_an_update_and_the_factorization_it_unblocks_commit_as_one_task(tmp_path
     assert stored_answer(store, system, run_in_process(store)) == eliminate_target(system, plan)
 
 
+def test_a_complete_manifest_beyond_current_is_what_resume_and_status_see(tmp_path) -> None:
+    # kill -9 after the numbered manifest, before CURRENT: the next driver adopts it, so
+    # newest() (status, and what tests count at a kill) must name it, read-only
+    system, plan, store = new_store(tmp_path)
+    run_in_process(store, stop_after=2)
+    before = store.current()
+    ahead = run_in_process(store, stop_after=1)
+    (store.root / "manifest" / "CURRENT").write_text(str(before.seq))
+    reopened = RunStore.open(store.root)
+    assert reopened.current().seq == before.seq
+    assert reopened.newest().seq == ahead.seq and reopened.newest().done == ahead.done
+    assert reopened.current().seq == before.seq  # newest() moved nothing
+    reopened.acquire_lock()
+    assert reopened.current().seq == ahead.seq
+    reopened.release_lock()
+
+
 def test_a_manifest_written_but_never_made_current_is_dropped_on_resume(tmp_path) -> None:
     # kill -9 between the numbered manifest and CURRENT: the next driver must not trip on it
     system, plan, store = new_store(tmp_path)
