@@ -21,6 +21,7 @@ manifests rely on exclusive create and atomic rename.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -373,21 +374,37 @@ class RunStore:
         return holder if ok else None
 
     def mark_complete(self, result: dict[str, Any]) -> None:
-        write_json_atomically(self.root / "COMPLETE.json", result)
+        """Write COMPLETE.json: ``result`` with the digest of its seats, so that a
+        changed digit is found when the answer is read back, not printed."""
+        write_json_atomically(self.root / "COMPLETE.json",
+                              {**result, "seats_digest": _seats_digest(result["seats"])})
 
     def completed(self) -> dict[str, Any] | None:
-        """COMPLETE.json (the verified answer), or None while the run is not complete."""
+        """COMPLETE.json (the verified answer), or None while the run is not complete.
+        A damaged one (unreadable, of the wrong shape, or seats that do not match their
+        digest) is a ``StoreError`` that says how to rebuild it from the stored work."""
         path = self.root / "COMPLETE.json"
         if not path.exists():
             return None
+        way_out = (f"delete it and run 'ladders resume {self.root}' to rebuild the answer "
+                   "from the stored work")
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{path}: unreadable ({exc})") from exc
+            raise StoreError(f"{path}: damaged, unreadable ({exc}); {way_out}") from exc
         if not (isinstance(data, dict) and isinstance(data.get("seats"), list)
                 and all(isinstance(s, str) for s in data["seats"])):
-            raise StoreError(f"{path}: not a COMPLETE.json of this store format (no list of seats)")
+            raise StoreError(f"{path}: damaged or not a COMPLETE.json of this store format "
+                             f"(no list of seats); {way_out}")
+        digest = data.get("seats_digest")
+        if digest is not None and digest != _seats_digest(data["seats"]):
+            raise StoreError(f"{path}: damaged: the seats do not match their digest; {way_out}")
         return data
+
+
+def _seats_digest(seats: list[str]) -> str:
+    """SHA-256 of the seats' fractions, one per line."""
+    return hashlib.sha256("\n".join(seats).encode()).hexdigest()
 
 
 def pid_alive(pid: int) -> bool:

@@ -111,14 +111,17 @@ def _finish(args: list[str]) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_kill_9_then_resume_crt(tmp_path, seed: int) -> None:
+@pytest.mark.parametrize("engine, seed", [("crt", 1), ("crt", 2), ("series", 1)])
+def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
+    """kill -9 of a batch run (crt; series, whose batches live in the same kind of store,
+    with 3 players) at a random committed batch: the resume redoes none of them."""
     from test_resume import board_file
     board = board_file(tmp_path, 30)
     store = tmp_path / "run"
     rng = random.Random(seed)
-    args = ["solve", board, "--engine", "crt", "--executor", "serial", "--batch-primes", "1",
-            "--seed", "3", "--checkpoint", str(store)]
+    solve_args = [board, "--engine", engine, "--executor", "serial", "--batch-primes", "1",
+                  "--seed", "3"] + (["-k", "3"] if engine == "series" else [])
+    args = ["solve", *solve_args, "--checkpoint", str(store)]
     proc = subprocess.Popen(LADDERS + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     want = rng.randint(2, 20)
@@ -134,8 +137,7 @@ def test_kill_9_then_resume_crt(tmp_path, seed: int) -> None:
     proc.wait()
     at_kill = len(committed_batches(RunStore.open(store).newest()))  # as resume adopts it
     resumed = _finish(["resume", str(store)])
-    whole = _finish(["solve", board, "--engine", "crt", "--executor", "serial", "--batch-primes",
-                     "1", "--seed", "3", "--checkpoint", str(tmp_path / "whole")])
+    whole = _finish(["solve", *solve_args, "--checkpoint", str(tmp_path / "whole")])
     assert resumed["seats"] == whole["seats"]
     # the primes are fixed by the seed: a resume redoes no committed batch
     assert resumed["store"]["tasks_run"] == whole["store"]["tasks_run"] - at_kill

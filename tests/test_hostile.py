@@ -147,6 +147,27 @@ def test_store_files_of_the_wrong_shape_are_named(tmp_path, name: str, content: 
         assert "internal error" not in proc.stderr
 
 
+def test_a_changed_digit_in_the_stored_answer_is_caught_and_rebuilt(tmp_path) -> None:
+    """The state machine flipped COMPLETE.json's first byte: "unreadable", no way out. A
+    changed digit of a seat parsed as another fraction, which status printed."""
+    store = solved_store(tmp_path)
+    path = store / "COMPLETE.json"
+    data = json.loads(path.read_text())
+    seat = data["seats"][0]
+    digit = next(i for i, c in enumerate(seat) if c.isdigit() and c != "9")
+    data["seats"][0] = seat[:digit] + str(int(seat[digit]) + 1) + seat[digit + 1:]
+    path.write_text(json.dumps(data))
+    for command in ("status", "verify", "resume"):
+        refused(ladders(command, str(store)), "damaged", "delete it", f"ladders resume {store}")
+    path.write_text("{" + json.dumps(data)[1:-1] + "x")
+    refused(ladders("status", str(store)), "damaged, unreadable", "delete it")
+    path.unlink()
+    rebuilt = ladders("resume", str(store), "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    assert json.loads(rebuilt.stdout)["seats"][0]["exact"] == seat
+    assert json.loads(path.read_text())["seats"][0] == seat
+
+
 def test_a_manifest_of_the_wrong_shape_is_named(tmp_path) -> None:
     store = solved_store(tmp_path)
     current = int((store / "manifest" / "CURRENT").read_text())
