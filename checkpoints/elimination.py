@@ -62,10 +62,10 @@ def plan_of(store: RunStore) -> EliminationPlan:
                                    fill=data["fill"])
         except (KeyError, TypeError) as exc:
             raise StoreError(f"{store.root}/plan.json: not a plan of this store format "
-                             f"({type(exc).__name__}: {exc})") from exc
+                             f"({type(exc).__name__}: {exc}); {store.damaged(store.root)}") from exc
         if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
             raise StoreError(f"{store.root}: plan.json does not match the run's plan token "
-                             "(the store was changed by hand?)")
+                             f"(changed by hand, or damaged); {store.damaged(store.root)}")
         store.memo["plan"] = plan
     return store.memo["plan"]
 

@@ -148,6 +148,13 @@ class RunStore:
             raise
         return store
 
+    @staticmethod
+    def damaged(root: Path) -> str:
+        """The way out of a file that defines the run (run.json, plan.json, a manifest)
+        damaged beyond repair: what its segments mean is lost with it."""
+        return (f"the store is damaged and cannot be resumed: start a new run in another "
+                f"folder ('ladders solve BOARD --checkpoint DIR'), or delete {root}")
+
     @classmethod
     def open(cls, root: str | Path) -> RunStore:
         """Open an existing store (its engine checks its own files, see ``read_json``)."""
@@ -158,10 +165,11 @@ class RunStore:
         try:
             run = json.loads((root / "run.json").read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{root}: run.json is unreadable ({exc})") from exc
+            raise StoreError(f"{root}: run.json is unreadable ({exc}); {cls.damaged(root)}") from exc
         if not isinstance(run, dict) or "problem" not in run \
                 or not isinstance(run.get("engine", ""), str):
-            raise StoreError(f"{root}/run.json: not a run of this store format (no problem)")
+            raise StoreError(f"{root}/run.json: not a run of this store format (no problem); "
+                             f"{cls.damaged(root)}")
         if run.get("format") != FORMAT:
             raise StoreError(f"{root}: store format {run.get('format')} was written by another "
                              f"ladders version (this one reads format {FORMAT}); finish it with "
@@ -173,7 +181,8 @@ class RunStore:
         try:
             return json.loads((self.root / name).read_text())
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{self.root}: {name} is unreadable ({exc})") from exc
+            raise StoreError(f"{self.root}: {name} is unreadable ({exc}); "
+                             f"{self.damaged(self.root)}") from exc
 
     # ----------------------------------------------------------------------- manifests
     def current(self) -> Manifest:
@@ -191,10 +200,10 @@ class RunStore:
         try:
             return Manifest.from_json(json.loads(path.read_text()))
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{path}: unreadable ({exc})") from exc
+            raise StoreError(f"{path}: unreadable ({exc}); {self.damaged(self.root)}") from exc
         except (KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{path}: not a manifest of this store format "
-                             f"({type(exc).__name__}: {exc})") from exc
+                             f"({type(exc).__name__}: {exc}); {self.damaged(self.root)}") from exc
 
     def commit(self, manifest: Manifest) -> None:
         """Commit ``manifest`` as the new truth: numbered file (exclusive), then CURRENT."""

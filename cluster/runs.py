@@ -59,10 +59,10 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
         problem = Problem.from_json(store.run["problem"])
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"{store.root}/run.json: its problem cannot be rebuilt "
-                         f"({type(exc).__name__}: {exc})") from None
+                         f"({type(exc).__name__}: {exc}); {store.damaged(store.root)}") from None
     if get_engine(store.engine).digest(problem) != store.run.get("system_digest"):
         raise StoreError(f"{store.root}: the stored problem no longer builds the system it was "
-                         "solving (different ladders version?); start a new run")
+                         "solving (another ladders version, or a damaged run.json); start a new run")
     return store, problem
 
 

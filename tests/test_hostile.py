@@ -136,6 +136,7 @@ def test_garbage_or_foreign_locks_have_a_way_out(tmp_path) -> None:
 
 @pytest.mark.parametrize("name, content", [
     ("run.json", "[1, 2]"), ("manifest/CURRENT", "7"), ("COMPLETE.json", '{"seats": 3}'),
+    ("run.json", "{"),
 ])
 def test_store_files_of_the_wrong_shape_are_named(tmp_path, name: str, content: str) -> None:
     store = solved_store(tmp_path)
@@ -145,6 +146,8 @@ def test_store_files_of_the_wrong_shape_are_named(tmp_path, name: str, content: 
         proc = ladders(command, str(store))
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "internal error" not in proc.stderr
+        # and the way out (the state machine found plan.json "unreadable", no more)
+        assert "start a new run" in proc.stderr or "ladders resume" in proc.stderr, proc.stderr
 
 
 def test_a_changed_digit_in_the_stored_answer_is_caught_and_rebuilt(tmp_path) -> None:
@@ -172,8 +175,10 @@ def test_a_manifest_of_the_wrong_shape_is_named(tmp_path) -> None:
     store = solved_store(tmp_path)
     current = int((store / "manifest" / "CURRENT").read_text())
     (store / "manifest" / f"{current:06d}.json").write_text('{"seq": "x"}')
-    line = refused(ladders("status", str(store)), f"{current:06d}.json")
+    line = refused(ladders("status", str(store)), f"{current:06d}.json", "start a new run")
     assert "manifest" in line
+    (store / "manifest" / f"{current:06d}.json").write_text('{"seq": ')
+    refused(ladders("status", str(store)), f"{current:06d}.json: unreadable", "start a new run")
 
 
 def test_current_set_back_rolls_forward_and_loses_nothing(tmp_path) -> None:

@@ -262,7 +262,7 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     if series["seconds"] <= day:
         verdict = "one machine: the series engine"
     elif series_need:
-        verdict = (f"a cluster of {series_need} workers: the series engine, within a day "
+        verdict = (f"a cluster of {series_need:,} workers: the series engine, within a day "
                    f"(about {series['seconds'] * workers / series_need / 3600:.1f} hours)")
     elif mem > memory:
         verdict = (f"out of reach: the certificate alone needs {mem / 1e9:,.0f} GB "
@@ -273,7 +273,7 @@ def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str
     elif secs <= day:
         verdict = "one machine: the modular engine"
     elif need:
-        verdict = f"a cluster of {need} workers: the crt engine, within a day"
+        verdict = f"a cluster of {need:,} workers: the crt engine, within a day"
     else:
         verdict = "out of reach: more than a day even on 1,024 workers"
     return {"players": players, "formulation": size.formulation, "states": size.states,
