@@ -33,7 +33,7 @@ RUNS = {
 }
 #: Words of a refusal that tell the user what to do next.
 WAYS_OUT = ("resume", "delete", "start a new run", "new run", "remove", "status", "--", "use ",
-            "give ", "complete already", "failed")
+            "give ", "complete already", "failed", "try again")  # a garbled fresh LOCK: 10 s
 
 
 @cache
