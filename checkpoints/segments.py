@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ladders.checkpoints.errors import SegmentError
+from ladders.checkpoints.errors import SegmentError, damaged_store
 from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
 
 Row = dict[int, mpz]
@@ -134,10 +134,11 @@ def read_arrays(root: Path, ref: SegmentRef, names: tuple[str, ...]) -> dict[str
         group = zarr.open_group(str(root / ref.path), mode="r")
         arrays = {name: group[name][...] for name in names}
     except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
-        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})") from exc
+        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc}); "
+                           f"{damaged_store(root)}") from exc
     if digest_arrays(*arrays.values()) != ref.digest:
         raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
-                           "(changed or damaged after it was committed)")
+                           f"(changed or damaged after it was committed); {damaged_store(root)}")
     return arrays
 
 

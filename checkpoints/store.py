@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.errors import StoreError, damaged_store
 from ladders.checkpoints.files import write_json_atomically
 from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 
@@ -152,8 +152,7 @@ class RunStore:
     def damaged(root: Path) -> str:
         """The way out of a file that defines the run (run.json, plan.json, a manifest)
         damaged beyond repair: what its segments mean is lost with it."""
-        return (f"the store is damaged and cannot be resumed: start a new run in another "
-                f"folder ('ladders solve BOARD --checkpoint DIR'), or delete {root}")
+        return damaged_store(root)
 
     @classmethod
     def open(cls, root: str | Path) -> RunStore:
