@@ -34,6 +34,7 @@ class ClusterSpec:
     scheduler_file: str | None = None
     workers: int | None = None
     connect_timeout: float = 10.0
+    no_worker_limit: float = 120.0  # seconds without a worker before a run gives up
 
     @property
     def remote(self) -> bool:
@@ -240,15 +241,54 @@ def run_serial(work: Work, should_stop: Callable[[], bool],
     return False
 
 
+class WorkerWatch:
+    """Watches a cluster for workers while the driver waits: every worker can die (out of
+    memory, killed, its machine gone) and the scheduler then holds the tasks forever."""
+
+    EVERY_S = 5.0
+
+    def __init__(self, client: Any, limit: float) -> None:
+        self.client, self.limit = client, limit
+        self.last_seen = self.last_check = time.monotonic()
+
+    def check(self) -> None:
+        """Raises :class:`ClusterError` once no worker was seen for ``limit`` seconds."""
+        now = time.monotonic()
+        if now - self.last_check < self.EVERY_S:
+            return
+        self.last_check = now
+        if self.client.nthreads():
+            self.last_seen = now
+        elif now - self.last_seen >= self.limit:
+            raise ClusterError(f"the Dask cluster has had no worker for {now - self.last_seen:.0f} s "
+                               "(they died or left); the committed work is safe: start workers, "
+                               "then 'ladders resume' the checkpoint")
+
+    def result(self, future: Any) -> Any:
+        """``future``'s result, checking for workers while it is fetched: a task that
+        finished on a worker which then died is recomputed, and with no worker left the
+        fetch would otherwise wait for ever (as the full test suite once did)."""
+        while True:
+            try:
+                return future.result(timeout=self.EVERY_S)
+            except TimeoutError:
+                if future.status == "error":  # the task's own TimeoutError
+                    raise
+                self.check()
+
+
 def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], bool],
-             progress: Callable[[], None] = lambda: None) -> bool:
+             progress: Callable[[], None] = lambda: None,
+             no_worker_limit: float = ClusterSpec.no_worker_limit) -> bool:
     """Keep at most ``window`` tasks in flight on ``client``'s cluster, accept each
     receipt as it arrives, submit what became ready, then commit; True if stopped
     (the tasks still in flight are cancelled, the committed manifest is the resume
-    point)."""
+    point). A cluster left without workers for ``no_worker_limit`` seconds is an error,
+    not an endless wait."""
     from distributed import wait
 
     in_flight: dict[Any, Hashable] = {}
+    watch = WorkerWatch(client, no_worker_limit)
 
     def submit() -> None:
         for item in work.ready(set(in_flight.values()), window - len(in_flight)):
@@ -268,10 +308,11 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
             try:
                 finished, _ = wait(list(in_flight), timeout=0.5, return_when="FIRST_COMPLETED")
             except TimeoutError:
+                watch.check()
                 continue
             for fut in sorted(finished, key=in_flight.__getitem__):
                 item = in_flight.pop(fut)
-                receipt = fut.result()  # a task's exception surfaces here, with its message
+                receipt = watch.result(fut)  # a task's exception surfaces here, with its message
                 now = time.perf_counter()
                 work.accept(item, receipt, now - clock)
                 clock = now

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import sys
+
 import pytest
 
 
@@ -17,3 +21,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# A hung test must fail the run with the stacks of every thread, not use up CI's limit
+# silently (a cluster test once waited for 80 minutes in CI and printed nothing).
+DEFAULT_LIMIT_S = 600
+SLOW_LIMIT_S = 3 * 3600
+_REAL_STDERR: list = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # a copy of fd 2 taken before pytest's capture redirects it for each test
+    _REAL_STDERR.append(os.fdopen(os.dup(sys.__stderr__.fileno()), "w"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    limit = SLOW_LIMIT_S if "slow" in item.keywords else DEFAULT_LIMIT_S
+    faulthandler.dump_traceback_later(limit, exit=True, file=_REAL_STDERR[0])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()

@@ -14,12 +14,12 @@ import threading
 import time
 
 import pytest
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, wait
 
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.store import RunStore
 from ladders.cluster.errors import ClusterError
-from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.executor import ClusterSpec, WorkerWatch
 from ladders.cluster.runs import resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
@@ -139,26 +139,85 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
+def _dask_process(*args: str) -> subprocess.Popen:
     dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or "dask"
+    return subprocess.Popen([dask, *args, "--no-dashboard"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def _start_remote(procs: list[subprocess.Popen], workers: int) -> str:
+    """A `dask scheduler` process on 127.0.0.1 and ``workers`` `dask worker` processes."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs.append(_dask_process("scheduler", "--host", "127.0.0.1", "--port", str(port)))
+    time.sleep(1.5)
+    for _ in range(workers):
+        procs.append(_dask_process("worker", address, "--nthreads", "1"))
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(workers, timeout=60)
+    return address
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs[::-1]:
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
+    procs: list[subprocess.Popen] = []
     try:
-        time.sleep(1.5)
-        for _ in range(2):
-            procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
-                                           "--no-dashboard"],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        with Client(address, timeout=30) as client:
-            client.wait_for_workers(2, timeout=60)
+        address = _start_remote(procs, 2)
         problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
         out = solve(problem, "elimination", checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=address),
                     executor="dask", block_size=32)
         assert out.seats == reference(problem, 32)
     finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        _stop(procs)
+
+
+def test_a_cluster_whose_workers_all_died_is_an_error_then_resumes(tmp_path) -> None:
+    # the scheduler keeps the tasks of dead workers for whoever joins next: without a
+    # limit the driver would wait for ever (as a cluster test once did in CI)
+    procs: list[subprocess.Popen] = []
+    try:
+        address = _start_remote(procs, 1)
+        problem = Problem.build(truncated("hasbro", 30), 2)
+        path = str(tmp_path / "run")
+        spec = ClusterSpec(scheduler=address, no_worker_limit=2.0)
+
+        def kill_the_worker(*args) -> None:
+            if procs[1].poll() is None:
+                procs[1].kill()
+                procs[1].wait()
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError, match="no worker for"):
+            solve(problem, "elimination", checkpoint=path, spec=spec, executor="dask",
+                  block_size=20, progress=kill_the_worker)
+        assert time.monotonic() - t0 < 60
+        procs.append(_dask_process("worker", address, "--nthreads", "1"))
+        out = resume(path, spec=spec, executor="dask")
+        assert out.seats == reference(problem, 20)
+        assert 0 < out.tasks_run < out.tasks_total
+    finally:
+        _stop(procs)
+
+
+def test_a_result_lost_with_the_last_worker_is_an_error_not_a_wait() -> None:
+    # the race the full suite once hung on: a task finished, its worker died before the
+    # driver fetched the result, and the fetch waited for a recomputation with no worker
+    procs: list[subprocess.Popen] = []
+    try:
+        address = _start_remote(procs, 1)
+        with Client(address, timeout=30) as client:
+            future = client.submit(sum, [1, 2, 3], pure=False)
+            wait(future, timeout=60)
+            procs[1].kill()
+            procs[1].wait()
+            t0 = time.monotonic()
+            with pytest.raises(ClusterError, match="no worker for"):
+                WorkerWatch(client, 2.0).result(future)
+            assert time.monotonic() - t0 < 60
+    finally:
+        _stop(procs)

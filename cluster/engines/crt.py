@@ -92,9 +92,9 @@ class CrtWork(BatchWork):
         self.size = int(store.run["batch_primes"])
         self.acc = FormAccumulator(self.system.columns,
                                    combination_weights(self.system.size, np.random.default_rng(self.seed)))
-        self.tried: set[tuple[int, ...]] = set()
+        self.tried: list[set[Any]] = [set() for _ in range(self.system.columns)]
+        self.columns: dict[int, Any] = {}
         self.lifter: Any = None
-        self.rejected = 0
         self.certified: list[Any] | None = None
         self._primes: list[int] = []
         self.fold_committed()
@@ -115,22 +115,22 @@ class CrtWork(BatchWork):
         return int(self.acc.modulus.bit_length())
 
     def finished(self) -> bool:
-        """Certify the current candidate denominators, if there is a new one."""
+        """Certify each column's current candidate denominator (:meth:`Lifter.settle`:
+        a refused one is widened from as many p-adic digits as the remainders have bits)."""
         from ladders.solver.engines.modular import MARGIN_BITS, Lifter
         cands = self.acc.candidates(MARGIN_BITS)
-        if cands is None or tuple(int(c) for c in cands) in self.tried:
+        if cands is None:
             return False
-        self.tried.add(tuple(int(c) for c in cands))
         if self.lifter is None:
             self.lifter = Lifter.factor(self.system, self.order.tolist(), random.Random(self.seed))
-        cols = []
+        steps = -(-self.bits() // (self.lifter.lu.p.bit_length() - 1))
         for k, den in enumerate(cands):
-            col = self.lifter.certify(self.lifter.rhs(self.system, k), den)
-            if col is None:
-                self.rejected += 1
-                return False
-            cols.append(col)
-        self.certified = cols
+            if k not in self.columns:
+                col = self.lifter.settle(self.lifter.rhs(self.system, k), den, self.tried[k], steps, 0)
+                if col is None:
+                    return False
+                self.columns[k] = col
+        self.certified = [self.columns[k] for k in range(len(cands))]
         return True
 
     def task(self, item: Hashable) -> Task:
@@ -164,7 +164,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
             with ClusterStart(request.spec) as started:
                 client, workers, startup = connect_checked(started, store)
                 t0 += startup
-                interrupted = run_dask(client, work, workers + 1, should_stop, report)
+                interrupted = run_dask(client, work, workers + 1, should_stop, report,
+                                       request.spec.no_worker_limit)
         seconds = time.perf_counter() - t0
         out = Outcome(problem, [], seconds, executor, interrupted=interrupted, store=store.root,
                       tasks_run=work.batches() - work.before, tasks_total=work.batches(),
@@ -180,7 +181,7 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
             values = cols[0].solution()
             out.table = {system.labels[i]: values[i] for i in range(system.size)}
         out.verified = verify_answer(problem, out.seats, primes=0,
-                                     certificate=certificate_report(cols, work.rejected))
+                                     certificate=certificate_report(cols, work.lifter.rejected))
         out.details = {"primes": work.acc.primes, "batches": work.batches(),
                        "modulus_digits": bits_to_digits(work.acc.modulus.bit_length())}
         record(store, out, work.manifest.elapsed)

@@ -269,7 +269,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
                 t0 += startup
                 checks = _Checks(problem)
                 checks.start()
-                interrupted = run_dask(client, work, 2 * workers + 1, should_stop, report)
+                interrupted = run_dask(client, work, 2 * workers + 1, should_stop, report,
+                                       request.spec.no_worker_limit)
                 seconds = time.perf_counter() - t0
                 started.release()  # the cluster closes while this process verifies
                 if not interrupted:

@@ -266,7 +266,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
                 client, workers, startup = connect_checked(started, store)
                 t0 += startup
                 bounds.start()
-                interrupted = run_dask(client, work, workers + 1, should_stop, report)
+                interrupted = run_dask(client, work, workers + 1, should_stop, report,
+                                       request.spec.no_worker_limit)
                 started.release()  # the cluster closes while this process verifies
         seconds = time.perf_counter() - t0
         out = Outcome(problem, [], seconds, executor, interrupted=interrupted, store=store.root,

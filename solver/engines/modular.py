@@ -20,9 +20,10 @@ For ``A x = b`` with small integer ``A`` (every system of :mod:`ladders.solver.g
    ``A N = D b``. Lifting that system with digits in ``(-p/2, p/2]`` ends with a residual
    of exactly zero after about ``log_p |N|`` steps (the right-hand side ``D b`` is kept
    as base-p digits, so each step is still word-size); if D is wrong, the residual never
-   vanishes and the candidate is rejected. The digits of N are then checked once more,
-   independently, as ``A N - D b = 0`` in exact integer arithmetic (base-p digits with
-   carries, :func:`ladders.solver.engines.modp.residual_is_zero`). ``A`` is nonsingular (its pivots mod
+   vanishes and the candidate is rejected, then widened (:meth:`Lifter.settle`). The
+   digits of N are then checked once more, independently, as ``A N - D b = 0`` in exact
+   integer arithmetic (base-p digits with carries,
+   :func:`ladders.solver.engines.modp.residual_is_zero`). ``A`` is nonsingular (its pivots mod
    p are nonzero), so a certified ``N / D`` is *the* solution, whatever the heuristics
    of step 3 did. A target whose denominator is not common to every unknown makes D
    grow to the lcm of all the unknowns' denominators.
@@ -236,6 +237,8 @@ class Lifter:
 
     lu: LUFactors
     a: tuple[np.ndarray, np.ndarray, np.ndarray]
+    #: Candidate denominators the certificate refused so far.
+    rejected: int = 0
 
     @classmethod
     def factor(cls, system: LinearSystem, order: Sequence[int], rng: random.Random,
@@ -271,10 +274,33 @@ class Lifter:
         steps = _lift_integer(lu.l_indptr, lu.l_indices, lu.l_data, lu.u_indptr, lu.u_indices,
                               lu.u_data, lu.dinv, lu.p, *self.a, rhs_digits, out)
         if steps < 0 or not residual_is_zero(*self.a, out[:steps], rhs_digits, lu.p):
+            self.rejected += 1
             return None
         digits = out[:steps].astype(np.int32)  # |digit| <= p/2 < 2^27: half the memory
         return CertifiedColumn(den, _horner(digits[:, -1].tolist(), lu.p), digits, lu.order,
                                lu.p, lifting_steps, steps)
+
+
+    def settle(self, b: np.ndarray, den: mpz, tried: set[mpz], steps: int,
+               lifting_steps: int) -> CertifiedColumn | None:
+        """Certify the candidate ``den`` for right-hand side ``b`` (once: ``tried`` holds
+        the candidates seen). A refused candidate missed a factor of some unknown's
+        denominator (the random combinations all cancelled it, probability about
+        ``2^-COMBINATIONS`` for the factor 2): then, at this call and at every later one
+        with the same candidate, ``steps`` digits are lifted again and the lcm of every
+        unknown's reconstructed denominator is certified. Without that second chance the
+        same refused candidate would come back for ever (a crt run on ``d3-4`` did).
+        ``lifting_steps``: what the certified column reports as the lifting done."""
+        if den not in tried:
+            tried.add(den)
+            found = self.certify(b, den, lifting_steps)
+            if found is not None:
+                return found
+        wide = _common_denominator(self.lift(b.copy(), steps), self.lu.p, den)
+        if wide is None or wide in tried:
+            return None  # too few digits for some unknown yet: the next call has more
+        tried.add(wide)
+        return self.certify(b, wide, lifting_steps)
 
 
 def combination_weights(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -348,7 +374,6 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
     weights = combination_weights(system.size, np.random.default_rng(rng.getrandbits(64)))
     seconds = {"factor": time.perf_counter() - t0, "lift": 0.0, "reconstruct": 0.0, "certify": 0.0}
     columns = list(state.columns) if state is not None else []
-    rejected = 0
     for k in range(len(columns), system.columns):
         b = lifter.rhs(system, k)
         resuming = state is not None and state.column == k
@@ -377,26 +402,15 @@ def solve_dixon(system: LinearSystem, *, order: Sequence[int] | None = None, see
             t = time.perf_counter()
             den = candidate_denominator(sums, modulus, margin_bits)
             seconds["reconstruct"] += time.perf_counter() - t
-            if den is None or den in tried:
+            if den is None:
                 continue
-            tried.add(den)
             t = time.perf_counter()
-            found = lifter.certify(b, den, done)
-            if found is None:
-                # the combinations missed a factor of some unknown's denominator: lift
-                # the digits again, keeping them, and take the lcm of every unknown's
-                # reconstructed denominator
-                den = _common_denominator(lifter.lift(b.copy(), done), p, den)
-                if den is not None and den not in tried:
-                    tried.add(den)
-                    found = lifter.certify(b, den, done)
+            found = lifter.settle(b, den, tried, done, done)
             seconds["certify"] += time.perf_counter() - t
-            if found is None:
-                rejected += 1
-                continue
-            columns.append(found)
-            break
-    return DixonResult(columns, p, lifter.lu.nnz, rejected, seconds)
+            if found is not None:
+                columns.append(found)
+                break
+    return DixonResult(columns, p, lifter.lu.nnz, lifter.rejected, seconds)
 
 
 def candidate_denominator(sums: list[mpz], m: mpz, margin_bits: int) -> mpz | None:
