@@ -3,6 +3,7 @@ clusters, against the other engines; kill -9 and resume through the real program
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
@@ -148,9 +149,12 @@ def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     at_kill = len(committed_batches(RunStore.open(store).newest()))  # as resume adopts it
-    resumed = _finish(["resume", str(store)])
+    output = tmp_path / "seats.json.gz"
+    resumed = _finish(["resume", str(store), "--output", str(output)])
     whole = _finish(["solve", *solve_args, "--checkpoint", str(tmp_path / "whole")])
     assert resumed["seats"] == whole["seats"]
+    written = json.loads(gzip.decompress(output.read_bytes()))
+    assert [s["exact"] for s in written["seats"]] == [s["exact"] for s in whole["seats"]]
     # the primes are fixed by the seed: a resume redoes no committed batch
     assert resumed["store"]["tasks_run"] == whole["store"]["tasks_run"] - at_kill
     assert not [p for p in (store / "residues").iterdir()

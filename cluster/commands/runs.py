@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 
+from ladders.checkpoints.files import check_output_path
 from ladders.cluster.commands import cluster_options, emit, interruptible, json_option, make_spec, short, task_bar
-from ladders.cluster.commands.solve import report_outcome, verification_lines
+from ladders.cluster.commands.solve import report_outcome, verification_lines, write_outcome
 
 
 @click.command()
@@ -15,21 +17,32 @@ from ladders.cluster.commands.solve import report_outcome, verification_lines
 @cluster_options
 @click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
               help="Override the executor the run was started with.")
+@click.option("--output", "output_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write every seat's exact fraction as one JSON document (.gz to "
+              "compress), as 'ladders solve --output' does; on a finished store it only writes.")
 @json_option
 def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
-           executor: str | None, as_json: bool) -> int:
+           executor: str | None, output_path: str | None, as_json: bool) -> int:
     """Continue an interrupted solve from its last committed manifest.
 
-    Example: ladders resume runs/hasbro --workers 2
+    \b
+    Examples:
+      ladders resume runs/hasbro --workers 2
+      ladders resume runs/h4 --output h4.json.gz    # finish, then write the fractions
     """
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import SolveRequest, get_engine
     from ladders.cluster.runs import resume as run_resume
     request = SolveRequest(spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor or "auto")
+    if output_path:
+        check_output_path(output_path)  # before the work, not after it
     unit = get_engine(RunStore.open(store).engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
         outcome = run_resume(store, request, progress=bar, should_stop=stop)
+    if output_path and outcome.seats and outcome.verified.get("passed"):
+        write_outcome(Path(output_path), outcome)
+        click.echo(f"output: {len(outcome.seats)} seats' fractions written to {output_path}", err=True)
     return report_outcome(outcome, as_json)
 
 
