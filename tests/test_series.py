@@ -219,6 +219,25 @@ def test_stream_stops_early_and_confirms():
     assert fed * 61 < 3 * (values[0].numerator.bit_length() + values[0].denominator.bit_length()) + 2000
 
 
+def test_a_replay_attempts_once_at_the_end():
+    # a resumed run folds every stored batch: one attempt at the size reached, not one
+    # at each size the first driver passed
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    it = series.random_primes(5)
+    batches = [[next(it) for _ in range(8)] for _ in range(12)]
+    live, replay = (series.ReconstructionStream(2, holdout=2, first_bits=64) for _ in range(2))
+    for primes in batches:
+        if live.add(primes, _residues_of(values, primes)):
+            break
+    with replay.deferred():
+        for primes in batches:
+            assert not replay.add(primes, _residues_of(values, primes))
+        assert replay.attempts == 0
+    assert replay.attempts == 1 < live.attempts
+    assert replay.values == live.values == values
+    assert replay.bits == sum(q.bit_length() for b in batches for q in b)
+
+
 def test_wrong_candidate_is_refused_by_held_out_primes():
     # the build primes see one fraction, the held-out primes another: the candidate
     # reconstructed from the build primes is valid-looking but wrong, and is refused

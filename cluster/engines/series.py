@@ -137,7 +137,8 @@ class SeriesWork(BatchWork):
         self._primes: list[int] = []
         self._sequence: Any = None
         self.compute_seconds = 0.0
-        self.fold_committed()
+        with self.stream.deferred():
+            self.fold_committed()
 
     def primes(self, k: int) -> list[int]:
         """The primes of batch k (the run's seed fixes the sequence; drawn once)."""

@@ -4,6 +4,7 @@ candidate at held-out primes."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -342,6 +343,8 @@ class ReconstructionStream:
         self.next_bits = self.first_bits
         self._acc: tuple[list[mpz], mpz] = ([mpz(0)] * self.count, mpz(1))
         self._acc_count = 0
+        self._deferring = False
+        self._bits = 0
 
     def error_bound(self) -> float:
         """An upper bound on the probability that a wrong fraction passed the held-out
@@ -352,8 +355,22 @@ class ReconstructionStream:
 
     @property
     def bits(self) -> int:
-        """Bits of the primes collected (held-out ones included)."""
-        return sum(int(q).bit_length() for q in self.primes)
+        """Bits of the primes collected (held-out ones included); kept as they arrive
+        (a sum over 500,000 primes at every batch cost the 4-player run minutes)."""
+        return self._bits
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Add batches without attempting, then attempt once at the size reached: a
+        resumed run replays hundreds of stored batches, and the attempts at the sizes
+        the first driver passed (failed ones, or it would have finished) cost minutes at
+        millions of digits."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        self._maybe_attempt()
 
     def add(self, primes: Sequence[int], residues: np.ndarray, valid: np.ndarray | None = None) -> bool:
         """Add a batch; attempt a reconstruction if enough bits arrived. True when done."""
@@ -365,7 +382,13 @@ class ReconstructionStream:
                 self.skipped.append(int(q))
                 continue
             self.primes.append(int(q))
+            self._bits += int(q).bit_length()
             self.residues.append(np.array(residues[i], dtype=np.uint64).reshape(-1))
+        return False if self._deferring else self._maybe_attempt()
+
+    def _maybe_attempt(self) -> bool:
+        if self.values is not None:
+            return True
         if self.bits >= self.next_bits and len(self.primes) > self.holdout:
             t0 = time.perf_counter()
             done = self._attempt()
