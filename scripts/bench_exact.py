@@ -23,12 +23,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from fresh import ladders, run
 
 FLINT = r'''
 import json, sys, time
@@ -51,26 +50,6 @@ v = x[system.target, 0]
 print(json.dumps({"build_seconds": build, "solve_seconds": time.perf_counter() - t0 - build,
                   "exact": f"{int(v.p)}/{int(v.q)}"}))
 '''
-
-
-def run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd`` in a fresh process: wall seconds, own CPU seconds, own peak RSS, stdout.
-    Linux starts a child's peak at its parent's: this script's, which stays small."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})})
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed with status {status}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "peak_mb": usage.ru_maxrss / 1024, "stdout": out.decode()}
-
-
-def ladders(*args: str, env: dict[str, str] | None = None) -> tuple[dict, dict]:
-    res = run([sys.executable, "-m", "ladders.cluster.cli", *args, "--json"], env)
-    return res, json.loads(res["stdout"])
 
 
 def board60(tmp: Path) -> str:

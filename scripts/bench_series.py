@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from fresh import ladders, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,27 +46,6 @@ ms = (time.perf_counter() - t0) / count * 1000
 print(json.dumps({"ms_per_prime": ms, "valid": int(valid.sum()),
                   "residues": [[int(v) for v in row] for row in res[:2]]}))
 '''
-
-
-def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> dict:
-    """Run ``cmd`` in a fresh process: wall seconds, CPU and peak RSS of it and its
-    children (``os.wait4`` of the process, RUSAGE_CHILDREN for the workers), stdout.
-    Linux starts a child's peak at its parent's: this script's, which stays small."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})}, cwd=cwd)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed with status {status}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "peak_mb": usage.ru_maxrss / 1024, "stdout": out.decode()}
-
-
-def ladders(*args: str) -> tuple[dict, dict]:
-    res = run([sys.executable, "-m", "ladders.cluster.cli", *args, "--json"])
-    return res, json.loads(res["stdout"])
 
 
 def baseline_tree(tmp: Path, commit: str) -> dict[str, str]:

@@ -2,7 +2,7 @@
 residues in the run store, Chinese remaindering with early termination, certificate.
 
 Batch k holds primes ``k*B .. (k+1)*B - 1`` of the run's prime sequence
-(:func:`ladders.solver.engines.crt.prime_sequence`, fixed by the run's seed), so a
+(:func:`ladders.solver.engines.crt.crt_primes`, fixed by the run's seed), so a
 batch means the same work in every session. After each batch the driver commits a
 manifest that lists it (:mod:`ladders.checkpoints.crt`), folds its residues into the
 running remainders, and tries a candidate denominator; the first candidate that passes
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ladders.cluster.engines import Engine, SolveRequest, system_out_of_reach
@@ -97,13 +97,16 @@ class CrtWork(BatchWork):
         self.lifter: Any = None
         self.certified: list[Any] | None = None
         self._primes: list[int] = []
+        self._sequence: Iterator[int] | None = None
         self.fold_committed()
 
     def primes(self, k: int) -> list[int]:
         """The primes of batch k."""
-        from ladders.solver.engines.crt import prime_sequence
-        if len(self._primes) < (k + 1) * self.size:
-            self._primes = prime_sequence(self.seed, (k + 1) * self.size)
+        from ladders.solver.engines.crt import crt_primes
+        if self._sequence is None:
+            self._sequence = crt_primes(self.seed)
+        while len(self._primes) < (k + 1) * self.size:  # drawn once, not again per batch
+            self._primes.append(next(self._sequence))
         return self._primes[k * self.size:(k + 1) * self.size]
 
     def fold(self, ref: Any) -> None:

@@ -43,6 +43,12 @@ MAX_BOUND_DIGITS = 100_000
 PIN_DIGITS = 16
 
 
+def _same_digits(lo: mpq, up: mpq, scale: mpz) -> bool:
+    """``floor(lo scale) == floor(up scale)``: lo and up agree in their decimals down to
+    ``1/scale`` (no decimal strings: this runs at every move of a search)."""
+    return (lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
+
+
 @dataclass(frozen=True)
 class Bounds:
     """``lower[j] <= P_j <= upper[j]`` for every seat j, after ``moves`` throws per player
@@ -57,8 +63,7 @@ class Bounds:
     def agree_digits(self, digits: int) -> bool:
         """True when lower and upper agree in their first ``digits`` decimals, every seat."""
         scale = mpz(10) ** digits
-        return all((lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
-                   for lo, up in zip(self.lower, self.upper))
+        return all(_same_digits(lo, up, scale) for lo, up in zip(self.lower, self.upper))
 
     def pinned_seats(self, digits: int) -> list[int]:
         """Seats whose bounds straddle a decimal ``c`` of at most ``digits`` places
@@ -67,8 +72,7 @@ class Bounds:
         it, and no more moves make the digits agree if it is ``c`` (see :data:`PIN_DIGITS`)."""
         scale, fine = mpz(10) ** digits, mpz(10) ** (digits + PIN_DIGITS)
         return [j for j, (lo, up) in enumerate(zip(self.lower, self.upper))
-                if (lo.numerator * scale) // lo.denominator != (up.numerator * scale) // up.denominator
-                and (up - lo) * fine < 1]
+                if not _same_digits(lo, up, scale) and (up - lo) * fine < 1]
 
     def settled(self, digits: int) -> bool:
         """Every seat's bounds agree to ``digits`` decimals or pin a decimal of at most
@@ -76,8 +80,7 @@ class Bounds:
         if self.agree_digits(digits):
             return True
         scale, pinned = mpz(10) ** digits, set(self.pinned_seats(digits))
-        return all(j in pinned or (lo.numerator * scale) // lo.denominator
-                   == (up.numerator * scale) // up.denominator
+        return all(j in pinned or _same_digits(lo, up, scale)
                    for j, (lo, up) in enumerate(zip(self.lower, self.upper)))
 
     def agreeing_digits(self, most: int) -> int:

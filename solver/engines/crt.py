@@ -4,8 +4,8 @@ combined, reconstructed, and certified like the Dixon engine.
 Each prime p gives the whole solution ``x mod p`` from its own sparse LU
 (:func:`solve_mod`); primes are independent, so batches of them can run anywhere
 (``ladders.cluster.engines.crt`` makes them Dask tasks and keeps their residues in the run store).
-The driver folds a few linear forms of every residue vector (the target and two random
-combinations, :func:`ladders.solver.engines.modular.combination_weights`) into running Chinese remainders
+The driver folds a few linear forms of every residue vector (the target and
+``COMBINATIONS`` random combinations, :func:`ladders.solver.engines.modular.combination_weights`) into running Chinese remainders
 (:class:`FormAccumulator`); once the rational reconstructions of those forms leave a
 safety margin, their common denominator D is certified exactly by the Dixon certificate
 (:meth:`ladders.solver.engines.modular.Lifter.certify`: ``A N = D b`` in integers for every unknown).
@@ -15,6 +15,8 @@ A prime that divides a pivot of its LU gives no residues and is skipped.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from itertools import islice
 
 import numpy as np
 
@@ -24,16 +26,18 @@ from ladders.solver.engines.modp import MAX_PRIME, factor_permuted, lu_solve_mod
 from ladders.solver.system import LinearSystem
 
 
-def prime_sequence(seed: int, count: int) -> list[int]:
-    """The first ``count`` primes of a run: descending from a point below
+def crt_primes(seed: int) -> Iterator[int]:
+    """The primes of a run, in order: descending from a point below
     :data:`~ladders.solver.engines.modp.MAX_PRIME` that ``seed`` picks, all distinct."""
-    start = MAX_PRIME - random.Random(seed).randrange(1 << 20)
-    out: list[int] = []
-    p = start
-    while len(out) < count:
+    p = MAX_PRIME - random.Random(seed).randrange(1 << 20)
+    while True:
         p = int(prev_prime(p))
-        out.append(p)
-    return out
+        yield p
+
+
+def prime_sequence(seed: int, count: int) -> list[int]:
+    """The first ``count`` primes of :func:`crt_primes`."""
+    return list(islice(crt_primes(seed), count))
 
 
 def solve_mod(system: LinearSystem, order: np.ndarray,
