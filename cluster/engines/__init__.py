@@ -129,6 +129,36 @@ class Engine:
         return None
 
 
+
+class PrimeBatchEngine(Engine):
+    """An engine whose run is batches of primes (``crt``, ``series``): batch k holds the
+    same primes in every session, so a resume runs :meth:`run` on the store as it is,
+    with the executor the run was started with unless the user names another."""
+
+    unit = ("batches", "batch")
+
+    def run(self, store: RunStore, problem: Problem, request: SolveRequest, executor: str,
+            progress: Any, should_stop: Callable[[], bool]) -> Outcome:
+        """Batches until the answer is confirmed, on a store that may hold some already."""
+        raise NotImplementedError
+
+    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
+               should_stop: Callable[[], bool]) -> Outcome:
+        executor = request.executor if request.executor != "auto" else store.run["executor"]
+        return self.run(store, problem, SolveRequest(spec=request.spec), executor, progress,
+                        should_stop)
+
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
+        """How many batches a run takes is known only when its answer is confirmed: the
+        modulus must grow past about twice the digits of the fractions."""
+        from ladders.checkpoints.batches import committed_batches
+        from ladders.solver.exact import bits_to_digits
+        done = len(committed_batches(manifest))
+        primes = done * int(store.run["batch_primes"])
+        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
+                "progress": f"{done} batches ({primes:,} primes)",
+                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+
 @cache
 def engines() -> dict[str, Engine]:
     """Every engine of this package, by name (each module's ``ENGINE``)."""

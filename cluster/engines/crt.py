@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Engine, SolveRequest, system_out_of_reach
+from ladders.cluster.engines import PrimeBatchEngine, SolveRequest, system_out_of_reach
 from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.session import Outcome
     from ladders.solver.problem import Problem
 
@@ -29,11 +29,10 @@ if TYPE_CHECKING:
 BATCH_PRIMES = 32
 
 
-class CrtEngine(Engine):
+class CrtEngine(PrimeBatchEngine):
     name = "crt"
     summary = "batches of primes as Dask tasks, Chinese remaindering, certified; resumable"
     options = frozenset({"checkpoint", "cluster", "executor", "seed", "table", "batch_primes"})
-    unit = ("batches", "batch")
     cross = "elimination"
 
     def preference(self, problem: Problem) -> float | None:
@@ -57,23 +56,11 @@ class CrtEngine(Engine):
             token = f"{problem.system.digest()[:24]}-{seed}-{batch}"
             run = run_json(problem, self.name, executor, seed=seed, batch_primes=batch, crt_token=token)
             store = RunStore.create(root, run, extra={"batches": {}})
-            return _run(store, problem, request, executor, progress, should_stop)
+            return self.run(store, problem, request, executor, progress, should_stop)
 
-    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Outcome:
-        executor = request.executor if request.executor != "auto" else store.run["executor"]
-        return _run(store, problem, SolveRequest(spec=request.spec), executor, progress, should_stop)
-
-    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        """How many batches a run takes is known only when the answer is certified
-        (each prime adds about 8.4 digits)."""
-        from ladders.checkpoints.batches import committed_batches
-        from ladders.solver.exact import bits_to_digits
-        done = len(committed_batches(manifest))
-        primes = done * int(store.run["batch_primes"])
-        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
-                "progress": f"{done} batches ({primes:,} primes)",
-                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+    def run(self, store: RunStore, problem: Problem, request: SolveRequest, executor: str,
+            progress: Any, should_stop: Callable[[], bool]) -> Outcome:
+        return _run(store, problem, request, executor, progress, should_stop)
 
 
 class CrtWork(BatchWork):

@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Engine, SolveRequest
+from ladders.cluster.engines import PrimeBatchEngine, SolveRequest
 from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.session import Outcome
     from ladders.solver.exact import mpq
     from ladders.solver.problem import Problem
@@ -46,12 +46,11 @@ BOUNDS_DIGITS = 1000
 BOUNDS_SECONDS = 60.0
 
 
-class SeriesEngine(Engine):
+class SeriesEngine(PrimeBatchEngine):
     name = "series"
     summary = ("one player's generating functions, no race system (2 players: exact over "
                "the rationals, certified; more: primes as Dask tasks, resumable)")
     options = frozenset({"checkpoint", "cluster", "executor", "seed", "table", "batch_primes"})
-    unit = ("batches", "batch")
     cross = "modular"
 
     def preference(self, problem: Problem) -> float | None:
@@ -97,21 +96,11 @@ class SeriesEngine(Engine):
                            unknowns=plan.degree_a, seed=seed, batch_primes=batch,
                            series_token=token, split=plan.split)
             store = RunStore.create(root, run, extra={"batches": {}})
-            return _run(store, problem, request, executor, progress, should_stop)
+            return self.run(store, problem, request, executor, progress, should_stop)
 
-    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Outcome:
-        executor = request.executor if request.executor != "auto" else store.run["executor"]
-        return _run(store, problem, SolveRequest(spec=request.spec), executor, progress, should_stop)
-
-    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        from ladders.checkpoints.batches import committed_batches
-        from ladders.solver.exact import bits_to_digits
-        done = len(committed_batches(manifest))
-        primes = done * int(store.run["batch_primes"])
-        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
-                "progress": f"{done} batches ({primes:,} primes)",
-                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+    def run(self, store: RunStore, problem: Problem, request: SolveRequest, executor: str,
+            progress: Any, should_stop: Callable[[], bool]) -> Outcome:
+        return _run(store, problem, request, executor, progress, should_stop)
 
     def seats_in_memory(self, problem: Problem) -> list[mpq]:
         if problem.players == 2:
