@@ -128,6 +128,35 @@ def test_two_player_exact_and_table(board):
             assert table[a][b] == ref[(sa, sb)]
 
 
+@pytest.mark.parametrize("missing", [1, 7, 2 * 3 * 11])
+def test_table_numerators_equal_the_exact_ones(missing: int) -> None:
+    """The division-free CRT of the table == the exact numerators, also when the
+    denominator found first misses a small factor of some entries (they grow by it)."""
+    import numpy as np
+
+    from ladders.solver.engines.series.kernels import table_numerators
+    rng = random.Random(missing)
+    den = mpz(rng.getrandbits(300) | 1) * 6 ** 5
+    full = den * missing
+    values = [mpq(rng.randrange(0, int(full) + 1), full) for _ in range(40)]
+    values += [mpq(0), mpq(1), mpq(1, missing)]            # the ends of [0, 1]
+    primes, m = [], mpz(1)
+    for q in series.random_primes(missing):
+        if m.bit_length() > full.bit_length() + 90:
+            break
+        primes.append(q)
+        m *= q
+    res = np.asarray([[int(v.numerator * invert(v.denominator, q) % q) for v in values]
+                      for q in primes], dtype=np.uint64)
+    nums, extra = table_numerators(res, primes, m, den)
+    need = mpz(1)                                          # what den lacks, entry by entry
+    for v in values:
+        lack = v.denominator // gcd(v.denominator, den)
+        need = need * lack // gcd(need, lack)
+    assert extra == need and (need == 1) == (missing == 1)
+    assert [mpq(n, den * extra) for n in nums] == values
+
+
 def test_check_table_refuses_a_wrong_table():
     chain = build_chain(preset_board("tiny10"))
     table = series.two_player_table(chain, 4)

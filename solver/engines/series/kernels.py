@@ -416,6 +416,65 @@ def _random_start_data(data: ChainData, rng: random.Random) -> ChainData:
     return dataclasses.replace(data, alpha=tuple(alpha), sigma=tuple(sigma))
 
 
+@nb.njit(cache=True)
+def _scale_residues(res, t, primes, out):  # pragma: no cover - compiled
+    """``out[j, i] = res[j, i] t[j] mod primes[j]`` (plain residues in and out: the
+    Montgomery product of a plain residue with ``t R`` is the plain product)."""
+    for j in range(primes.size):
+        p = primes[j]
+        pneg, _, r2 = mont_setup(p)
+        tm = to_mont(t[j], p, pneg, r2)
+        for i in range(res.shape[1]):
+            out[j, i] = mmul(res[j, i], tm, p, pneg)
+
+
+def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> tuple[list[mpz], mpz]:
+    """``Num = Den P`` for every entry from ``P mod p_j`` (``res[j]``, one array per prime):
+    the numerators and the factor ``g`` by which ``Den`` had to grow (usually 1).
+
+    Chinese remaindering without a division by the 15,000-bit modulus ``M = prod p_j``:
+    with ``V_j = M / p_j`` and ``w_j = Num V_j^-1 mod p_j``, ``sum_j w_j V_j = Num + k M``
+    where ``k = sum_j w_j / p_j - Num / M``; ``0 <= Num <= Den < M 2^-64`` makes ``k`` the
+    nearest integer to ``sum_j w_j / p_j``, which double precision gets right (its error is
+    below ``len(primes) 2^-51``). One integer matrix-vector product and one small
+    multiple of M per entry, instead of two reductions modulo M.
+
+    An entry not in ``[0, Den]`` means that ``Den`` missed a small factor g of its
+    denominator (the random form vanished mod g): ``x Den = N'/g mod M`` with
+    ``N' <= Den g`` and ``g <= 2^20`` is unique because ``M > 2 Den 2^64``; ``Den``
+    grows by the lcm of those g and every numerator by the same factor.
+    """
+    count, size = res.shape[0], res[0].size
+    pr = np.asarray(primes, dtype=np.uint64)
+    cofactors = [m // q for q in primes]
+    t = np.asarray([int(den % q * invert(v % q, q) % q) for q, v in zip(primes, cofactors)],
+                   dtype=np.uint64)
+    w = np.empty_like(res.reshape(count, size))
+    _scale_residues(res.reshape(count, size), t, pr, w)
+    k = np.rint((w / pr.astype(np.float64)[:, None]).sum(axis=0)).astype(np.int64)
+    sums = flint.fmpz_mat(size, count, w.T.ravel().tolist()) * flint.fmpz_mat(
+        count, 1, [int(v) for v in cofactors])
+    m_f = flint.fmpz(int(m))
+    nums = [sums[i, 0] - int(k[i]) * m_f for i in range(size)]
+    den_f = flint.fmpz(int(den))
+    bad = [i for i, v in enumerate(nums) if v < 0 or v > den_f]
+    extra = mpz(1)
+    for i in bad:
+        y = mpz(int(nums[i] % m_f))
+        val = rational_reconstruct_bounded(y, m, den << 20, mpz(1) << 20)
+        if val is None:
+            raise ArithmeticError("table entry not reconstructible: too few primes")
+        extra = extra * val.denominator // gcd(extra, val.denominator)
+    if extra != 1:
+        if m <= 2 * den * extra:
+            raise ArithmeticError("denominator grew beyond the primes collected")
+        e_f, top = flint.fmpz(int(extra)), den_f * int(extra)
+        nums = [v * e_f % m_f for v in nums]
+        if any(v > top for v in nums):
+            raise ArithmeticError("table entries not in [0, 1]: a bug")
+    return [mpz(int(v)) for v in nums], extra
+
+
 def two_player_table(chain, primes_source: Iterable[int] | int | None = None) -> list[list[mpq]]:
     """``P[a][b]``: the player to move, on state a, wins against the opponent on state b.
 
@@ -463,37 +522,9 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None) ->
                 primes.append(q)
                 blocks.append(row)
                 m *= q
-    res = np.stack(blocks)
-    # one CRT for all n^2 entries: x = sum_i r_i E_i mod M with E_i = (M/p_i)((M/p_i)^-1 mod p_i)
-    ecoef = []
-    for q in primes:
-        mq = m // q
-        ecoef.append(int(mq * invert(mq % q, q)))
-    rmat = flint.fmpz_mat(n * n, len(primes), res.reshape(len(primes), n * n).T.ravel().tolist())
-    xs = rmat * flint.fmpz_mat(len(primes), 1, ecoef)
-    m_f = flint.fmpz(int(m))
-    den_f = flint.fmpz(int(den))
-    nums = [(xs[i, 0] % m_f) * den_f % m_f for i in range(n * n)]
-    bad = [i for i, v in enumerate(nums) if v > den_f]
-    if bad:
-        # Den missed a small factor g of some entry's denominator (the random form
-        # vanished mod g): x Den = N'/g mod M with N' <= Den g, g <= 2^20, unique because
-        # M > 2 Den 2^64 > 2 (Den 2^20) 2^20; then Den grows by g and all are redone
-        extra = mpz(1)
-        for i in bad:
-            y = (mpz(int(xs[i, 0] % m_f)) * den) % m
-            val = rational_reconstruct_bounded(y, m, den << 20, mpz(1) << 20)
-            if val is None:
-                raise ArithmeticError("table entry not reconstructible: too few primes")
-            extra = extra * val.denominator // gcd(extra, val.denominator)
-        den *= extra
-        den_f = flint.fmpz(int(den))
-        if m <= 2 * den:
-            raise ArithmeticError("denominator grew beyond the primes collected")
-        nums = [(xs[i, 0] % m_f) * den_f % m_f for i in range(n * n)]
-        if any(v > den_f for v in nums):
-            raise ArithmeticError("table entries not in [0, 1]: a bug")
+    nums, extra = table_numerators(np.stack(blocks), primes, m, den)
+    den *= extra
     table = []
     for a in range(n):
-        table.append([mpq(mpz(int(nums[a * n + b])), den) for b in range(n)])
+        table.append([mpq(nums[a * n + b], den) for b in range(n)])
     return table
