@@ -9,9 +9,11 @@ from ladders.solver.games.board import Board, BoardError, make_board
 
 
 @st.composite
-def small_boards(draw: st.DrawFn, max_end: int = 9) -> Board:
+def small_boards(draw: st.DrawFn, max_end: int = 9, dice: tuple[int, int] = (1, 6)) -> Board:
+    """A playable board: 3..max_end squares, a die of dice[0]..dice[1] faces, any
+    overshoot rule, up to 3 jumps."""
     end = draw(st.integers(3, max_end))
-    die = draw(st.integers(1, 6))
+    die = draw(st.integers(*dice))
     rule = draw(st.sampled_from(["stay", "bounce", "pass"]))
     jumps = draw(st.lists(st.tuples(st.integers(1, end - 1), st.integers(0, end)),
                           max_size=3, unique_by=lambda j: j[0]))

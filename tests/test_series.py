@@ -16,27 +16,18 @@ from hypothesis import strategies as st
 from ladders.solver.engines import series
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.exact import fraction_to_decimal, gcd, invert, isqrt, mpq, mpz
-from ladders.solver.games.board import BoardError, make_board, preset_board
+from ladders.solver.games.board import make_board, preset_board
 from ladders.solver.games.chain import build_chain
 from ladders.solver.games.race import race_system, seats_from_values, solve_race
 from examples import truncated
+from strategies import small_boards
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-@st.composite
-def boards(draw, max_end: int = 11, dice=(2, 8)):
+def boards(max_end: int = 11) -> st.SearchStrategy:
     """Random playable boards: any overshoot rule, dice 2..8, up to 3 jumps."""
-    end = draw(st.integers(3, max_end))
-    die = draw(st.integers(*dice))
-    rule = draw(st.sampled_from(["stay", "bounce", "pass"]))
-    jumps = draw(st.lists(st.tuples(st.integers(1, end - 1), st.integers(0, end)),
-                          max_size=3, unique_by=lambda j: j[0]))
-    try:
-        return make_board("random", 0, end, die, rule, jumps)
-    except BoardError:
-        assume(False)
-        raise
+    return small_boards(max_end=max_end, dice=(2, 8))
 
 
 def oracle(chain, players: int) -> list[mpq]:
