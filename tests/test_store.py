@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 
 import numpy as np
 import pytest
 
 from ladders.checkpoints.errors import SegmentError, StoreError
+from ladders.checkpoints.files import MEMBER_BYTES, gzip_members
 from ladders.checkpoints.segments import decode_rows, encode_rows
 from ladders.checkpoints.store import RunStore
 from ladders.checkpoints.elimination import create_store, plan_of, stored_answer
@@ -184,3 +187,19 @@ def test_manifests_are_created_exclusively(tmp_path) -> None:
     manifest = store.current()
     with pytest.raises(StoreError, match="another driver"):
         store.commit(manifest)  # same sequence number again
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [5], [MEMBER_BYTES - 1, 1, 7], [3 * MEMBER_BYTES + 11, 2, MEMBER_BYTES]])
+def test_gzip_members_is_one_gzip_stream_of_the_chunks(sizes: list[int]) -> None:
+    rng = np.random.default_rng(len(sizes))
+    chunks = [rng.integers(48, 58, size, dtype=np.uint8).tobytes() for size in sizes]
+    packed = gzip_members(iter(chunks))
+    assert gzip.decompress(packed) == b"".join(chunks)
+    assert packed == gzip_members(chunks, threads=1)             # the same bytes however run
+    members, rest = 0, packed
+    while rest:
+        reader = zlib.decompressobj(31)
+        reader.decompress(rest)
+        assert reader.eof
+        members, rest = members + 1, reader.unused_data
+    assert (members > 1) == (sum(sizes) > MEMBER_BYTES)           # compressed in parallel

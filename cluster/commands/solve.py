@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ladders.checkpoints.files import check_output_path, write_atomically
+from ladders.checkpoints.files import MEMBER_BYTES, check_output_path, gzip_members, write_atomically
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit, interruptible,
                                        json_option, make_spec, open_board, players_option, short,
                                        task_bar)
@@ -211,18 +209,17 @@ def write_outcome(path: Path, outcome: Any) -> None:
             "verified": outcome.verified}
     payload = json.dumps(data).encode()
     if path.suffix == ".gz":
-        payload = gzip.compress(payload, compresslevel=1, mtime=0)
+        payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
     write_atomically(path, payload)
 
 
 def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:
     """P(a,b) as JSON lines, gzip-compressed for ``.gz``; written atomically.
 
-    The 6,561 lines of ``hasbro`` are 57 MB of digits: a thread compresses each chunk
-    (zlib releases the GIL) while the next is formatted, and each of the table's few
-    distinct denominators (100 on ``hasbro``) is converted to decimal once."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    The 6,561 lines of ``hasbro`` are 57 MB of digits: two threads compress them
+    (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
+    formatted, and each of the table's few distinct denominators (100 on ``hasbro``) is
+    converted to decimal once."""
     from ladders.solver.exact import mpq
     denominators: dict[Any, str] = {}
 
@@ -239,13 +236,4 @@ def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:
     chunks = ("".join(f'{{"a": {a}, "b": {b}, "exact": "{exact(v)}"}}\n'
                       for (a, b), v in items[start:start + 256]).encode()
               for start in range(0, len(items), 256))
-    if path.suffix != ".gz":
-        write_atomically(path, b"".join(chunks))
-        return
-    # level 1: decimal digits compress to ~50% at any level, and level 9 takes 5x longer;
-    # wbits 31 writes the gzip format (its header's mtime is 0)
-    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
-    with ThreadPoolExecutor(1) as pool:
-        packed = [pool.submit(packer.compress, chunk) for chunk in chunks]
-        payload = b"".join(f.result() for f in packed) + packer.flush()
-    write_atomically(path, payload)
+    write_atomically(path, gzip_members(chunks) if path.suffix == ".gz" else b"".join(chunks))
