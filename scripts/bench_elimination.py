@@ -173,6 +173,9 @@ def split(worker_seconds: dict[str, float]) -> str:
 
 
 def main() -> None:
+    # every process this one starts (Dask workers, the CLI, the baseline) runs as an
+    # installed program does, with bytecode cached: see fresh_environ in fresh.py
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3,
