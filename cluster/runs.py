@@ -18,6 +18,7 @@ from ladders.checkpoints.store import RunStore, pid_alive
 from ladders.cluster.engines import (SolveRequest, check_request, choose_engine, cross_report,
                                      get_engine)
 from ladders.cluster.session import Outcome, versions
+from ladders.solver.checks.residue_check import CHECK_LIMIT
 from ladders.solver.checks.verify import verify_answer
 from ladders.solver.exact import bits_to_digits, fraction_to_str, str_to_fraction
 from ladders.solver.problem import Problem
@@ -110,7 +111,9 @@ def status(path: str) -> dict[str, Any]:
 def verify_stored(path: str, primes: int = 2, seed: int | None = None,
                   cross: bool | None = None) -> dict[str, Any]:
     """Re-check a finished run's answer from its store: bounds, modular primes, and the
-    other engine (``cross``: None runs it where it is quick)."""
+    other engine (``cross``: None runs it where it is quick). A race system beyond
+    :data:`~ladders.solver.checks.residue_check.CHECK_LIMIT` unknowns is not solved again
+    where the engine has a check of its own at fresh primes (:meth:`Engine.recheck`)."""
     store, problem = open_run(path)
     driver = get_engine(store.engine)
     complete = store.completed()
@@ -120,7 +123,9 @@ def verify_stored(path: str, primes: int = 2, seed: int | None = None,
             raise StoreError(f"{path} is not finished; continue it with 'ladders resume {path}'")
         seats = [str_to_fraction(v) for v in complete["seats"]]
     xc = None if cross is False else cross_report(problem, seats, store.engine, force=bool(cross))
-    report = verify_answer(problem, seats, primes=primes, seed=seed, cross=xc)
+    fresh = driver.recheck(problem, seats, primes, seed) if problem.unknowns > CHECK_LIMIT else None
+    report = verify_answer(problem, seats, primes=primes if fresh is None else 0, seed=seed,
+                           certificate=fresh, cross=xc)
     if complete is not None:
         report["matches_complete_json"] = complete.get("seats") == [fraction_to_str(s) for s in seats]
         report["passed"] = report["passed"] and report["matches_complete_json"]

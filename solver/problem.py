@@ -17,7 +17,7 @@ from ladders.solver.checks.bounds import check_players
 from ladders.solver.checks.estimate import RaceSize, race_size
 from ladders.solver.games.board import Board, board_from_json, board_to_json
 from ladders.solver.games.chain import AbsorbingChain, build_chain
-from ladders.solver.games.race import race_system
+from ladders.solver.games.race import race_system, race_unknowns
 from ladders.solver.system import LinearSystem
 
 
@@ -40,6 +40,11 @@ class Problem:
         """What the race's system amounts to, estimated without building it
         (:func:`ladders.solver.checks.estimate.race_size`)."""
         return race_size(self.chain, self.players)
+
+    @property
+    def unknowns(self) -> int:
+        """Unknowns of the race's system, counted without building it."""
+        return race_unknowns(len(self.chain.states), self.players)
 
     @cached_property
     def system(self) -> LinearSystem:

@@ -170,3 +170,21 @@ def test_verify_of_a_modular_run_cross_checks_with_elimination(tmp_path) -> None
     report = verify_stored(str(store), primes=1)["report"]
     assert report["passed"] and report["cross"]["engine"] == "elimination"
     assert report["cross"]["passed"] and report["matches_complete_json"]
+
+
+def test_verify_of_a_series_run_too_big_to_solve_again_uses_fresh_primes(tmp_path, monkeypatch) -> None:
+    """Beyond CHECK_LIMIT unknowns (the full board for 3 or 4 players; here the limit
+    is lowered below tiny10's 120) verify never builds the race system: the series
+    residues at fresh primes stand in for the modular solves."""
+    import ladders.cluster.runs as runs
+    store = tmp_path / "run"
+    problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
+    out = solve(problem, "series", checkpoint=str(store), seed=1)
+    small = verify_stored(str(store), primes=1)["report"]
+    assert small["passed"] and len(small["modular"]["primes"]) == 1
+    monkeypatch.setattr(runs, "CHECK_LIMIT", problem.unknowns - 1)
+    report = verify_stored(str(store), primes=2, seed=4)["report"]
+    assert "modular" not in report and report["certificate"]["check"] == "confirmation"
+    assert report["passed"] and report["matches_complete_json"]
+    assert [x["agree"] for x in report["certificate"]["primes"]] == [True, True]
+    assert verify_stored(str(store), primes=2, seed=4)["seats"] == out.seats

@@ -128,6 +128,14 @@ class Engine:
         """Why :meth:`seats_in_memory` would take too long to cross-check ``problem``."""
         return None
 
+    def recheck(self, problem: Problem, seats: list[mpq], primes: int,
+                seed: int | None) -> dict[str, Any] | None:
+        """``ladders verify``'s check at ``primes`` fresh primes for a race whose system
+        is beyond :data:`~ladders.solver.checks.residue_check.CHECK_LIMIT` unknowns (too
+        big to solve again modulo a prime); None: the engine has none, and the modular
+        check runs whatever the size (the engine solved that system, after all)."""
+        return None
+
 
 
 class PrimeBatchEngine(Engine):

@@ -87,11 +87,8 @@ class ModularEngine(Engine):
 
     def cross_skip(self, problem: Problem) -> str | None:
         """Systems beyond :data:`CROSS_LIMIT` unknowns take minutes to hours here."""
-        import math
-        n, k = len(problem.chain.states), problem.players
-        unknowns = n * n if k == 2 else math.comb(n + k - 1, k)  # turn or sym form
-        if unknowns > CROSS_LIMIT:
-            return f"{unknowns:,} unknowns: the modular engine takes long here"
+        if problem.unknowns > CROSS_LIMIT:
+            return f"{problem.unknowns:,} unknowns: the modular engine takes long here"
         return None
 
     def seats_in_memory(self, problem: Problem) -> list[mpq]:

@@ -102,6 +102,12 @@ class SeriesEngine(PrimeBatchEngine):
             progress: Any, should_stop: Callable[[], bool]) -> Outcome:
         return _run(store, problem, request, executor, progress, should_stop)
 
+    def recheck(self, problem: Problem, seats: list[mpq], primes: int,
+                seed: int | None) -> dict[str, Any]:
+        """The series residues of every seat at fresh random primes."""
+        from ladders.solver.checks.residue_check import check_series_residues
+        return check_series_residues(problem.chain, problem.players, seats, primes, seed)
+
     def seats_in_memory(self, problem: Problem) -> list[mpq]:
         if problem.players == 2:
             from ladders.solver.engines.series import two_player_certified

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ladders.solver.games.chain import AbsorbingChain, one_player_stats
+from ladders.solver.games.race import race_unknowns
 from ladders.solver.system import LinearSystem, pivot_order
 
 #: Measured digits per recurrent race state, in units of d1 / m (module docstring).
@@ -117,10 +118,8 @@ def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int
     n = len(chain.states)
     m = len(recurrent_states(chain))
     k = players
-    if k == 2:
-        unknowns, formulation, columns = n * n, "turn", 1
-    else:
-        unknowns, formulation, columns = math.comb(n + k - 1, k), "sym", k - 1
+    unknowns = race_unknowns(n, k)
+    formulation, columns = ("turn", 1) if k == 2 else ("sym", k - 1)
     if k == 2 and unknowns <= COUNT_LIMIT:
         nonzeros = sum(_row_nonzeros(chain, [a, b]) for a in range(n) for b in range(n))
         exact = True

@@ -45,6 +45,12 @@ from ladders.solver.system import LinearSystem
 FORMULATIONS = ("turn", "round", "sym")
 
 
+def race_unknowns(states: int, players: int) -> int:
+    """Unknowns of the race system in its default formulation (``turn`` for two
+    players, n^2; ``sym`` for more, C(n + k - 1, k)), known without building it."""
+    return states * states if players == 2 else math.comb(states + players - 1, players)
+
+
 def race_system(chain: AbsorbingChain, players: int, formulation: str | None = None) -> LinearSystem:
     """The LinearSystem of a ``players``-seat race on ``chain`` (see module docstring).
 
