@@ -102,7 +102,8 @@ def status(path: str) -> dict[str, Any]:
     else:
         state = "interrupted" if done < total or not total else "finished, not verified"
     return {"store": str(store.root), "state": state, "engine": store.engine,
-            "problem": store.run["problem"], "unknowns": store.run.get("unknowns", 0), **figures,
+            "problem": store.run["problem"], "unknowns": store.run.get("unknowns", 0),
+            "size": f"{store.run.get('unknowns', 0):,} unknowns", **figures,
             "digits_so_far": bits_to_digits(manifest.max_bits),
             "elapsed_seconds": round(manifest.elapsed, 2), "manifest": manifest.seq,
             "store_bytes": store.size_bytes(), "lock": lock, "result": complete}

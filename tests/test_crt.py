@@ -180,6 +180,7 @@ def test_verify_of_a_series_run_too_big_to_solve_again_uses_fresh_primes(tmp_pat
     store = tmp_path / "run"
     problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
     out = solve(problem, "series", checkpoint=str(store), seed=1)
+    assert runs.status(str(store))["size"] == "polynomials of degree 8 and 21"  # no system
     small = verify_stored(str(store), primes=1)["report"]
     assert small["passed"] and len(small["modular"]["primes"]) == 1
     monkeypatch.setattr(runs, "CHECK_LIMIT", problem.unknowns - 1)

@@ -59,7 +59,7 @@ def status(store: str, as_json: bool) -> None:
     b = st["problem"]["board"]
     done, digits = st["progress"], st["digits"]
     lines = [f"store     {st['store']}",
-             f"problem   {b['name']}, {st['problem']['players']} players, {st['unknowns']:,} unknowns",
+             f"problem   {b['name']}, {st['problem']['players']} players, {st['size']}",
              f"engine    {st['engine']}",
              f"state     {st['state']}",
              f"progress  {done}",

@@ -137,7 +137,6 @@ class Engine:
         return None
 
 
-
 class PrimeBatchEngine(Engine):
     """An engine whose run is batches of primes (``crt``, ``series``): batch k holds the
     same primes in every session, so a resume runs :meth:`run` on the store as it is,

@@ -20,7 +20,7 @@ from ladders.cluster.engines import PrimeBatchEngine, SolveRequest
 from ladders.cluster.executor import BatchWork, Task
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import RunStore
+    from ladders.checkpoints.store import Manifest, RunStore
     from ladders.cluster.session import Outcome
     from ladders.solver.exact import mpq
     from ladders.solver.problem import Problem
@@ -101,6 +101,16 @@ class SeriesEngine(PrimeBatchEngine):
     def run(self, store: RunStore, problem: Problem, request: SolveRequest, executor: str,
             progress: Any, should_stop: Callable[[], bool]) -> Outcome:
         return _run(store, problem, request, executor, progress, should_stop)
+
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
+        """The batch figures, and the size of the polynomials (a series run has no
+        race system: its run.json's ``unknowns`` is the degree of ``chi_a``)."""
+        from ladders.solver.engines.series import plan_series
+        from ladders.solver.problem import Problem
+        problem = Problem.from_json(store.run["problem"])
+        plan = plan_series(problem.chain, problem.players)
+        return {**super().status(store, manifest),
+                "size": f"polynomials of degree {plan.degree_a:,} and {plan.degree_b:,}"}
 
     def recheck(self, problem: Problem, seats: list[mpq], primes: int,
                 seed: int | None) -> dict[str, Any]:
