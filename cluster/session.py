@@ -22,7 +22,7 @@ from typing import Any
 
 from ladders.checkpoints.store import RunStore
 from ladders.cluster.executor import ClusterSpec, check_workers, connect
-from ladders.solver.exact import mpq
+from ladders.solver.exact import FractionTable, mpq
 from ladders.solver.problem import Problem
 
 #: Exit code of a solve stopped by Ctrl-C or SIGTERM with a consistent store (EX_TEMPFAIL).
@@ -35,7 +35,8 @@ IN_MEMORY_LIMIT = 2000
 class Outcome:
     """What a solve produced (``seats`` is empty when it was interrupted).
 
-    ``table``: two players, when asked, every ``P(a, b)`` keyed by ``(a, b)``.
+    ``table``: two players, when asked, every ``P(a, b)`` keyed by ``(a, b)`` (an ``mpq``
+    on access; :meth:`~ladders.solver.exact.FractionTable.texts` for the exact texts).
     ``details``: what the engine reports about its work (prime, lifting steps, ...).
     """
 
@@ -51,7 +52,7 @@ class Outcome:
     store_bytes: int = 0
     startup_seconds: float = 0.0  # starting or reaching the cluster, checking its workers
     engine: str = ""
-    table: dict[tuple[int, int], mpq] | None = None
+    table: FractionTable | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
 

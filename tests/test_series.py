@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ladders.solver.engines import series
 from ladders.solver.engines.elimination import eliminate_target
-from ladders.solver.exact import fraction_to_decimal, gcd, invert, isqrt, mpq, mpz
+from ladders.solver.exact import fraction_to_decimal, gcd, invert, isqrt, mpq, mpz, next_prime
 from ladders.solver.games.board import make_board, preset_board
 from ladders.solver.games.chain import build_chain
 from ladders.solver.games.race import race_system, seats_from_values, solve_race
@@ -110,50 +110,55 @@ def test_two_player_exact_and_table(board):
     p = series.two_player_exact(chain, 1)
     assert p == series.two_player_exact_fmpq(chain)
     assert [p, 1 - p] == oracle(chain, 2)
-    table = series.two_player_table(chain, 2)
-    assert series.check_table(chain, table)
+    table = series.two_player_table(chain, 2, processes=1 + board.end % 2)
+    assert series.check_table(chain, table.numerators, table.denominator)
     ref = solve_race(chain, 2, table=True).table
     states = chain.states
     for a, sa in enumerate(states):
         for b, sb in enumerate(states):
-            assert table[a][b] == ref[(sa, sb)]
+            i = a * len(states) + b
+            assert mpq(table.numerators[i], table.denominator) == ref[(sa, sb)]
+            assert (table.lowest[i], table.lowest_denominators[i]) == (ref[(sa, sb)].numerator,
+                                                                       ref[(sa, sb)].denominator)
+            assert table.numerator_texts[i] == str(ref[(sa, sb)].numerator)
 
 
-@pytest.mark.parametrize("missing", [1, 7, 2 * 3 * 11])
-def test_table_numerators_equal_the_exact_ones(missing: int) -> None:
-    """The division-free CRT of the table == the exact numerators, also when the
-    denominator found first misses a small factor of some entries (they grow by it)."""
+@pytest.mark.parametrize("seed", [1, 7, 66])
+def test_table_numerators_equal_the_exact_ones(seed: int) -> None:
+    """The division-free CRT of the table == the exact numerators over a common
+    denominator (also at the ends of [0, 1]); a denominator that is not common to all
+    entries is refused, not rounded into a wrong table."""
     import numpy as np
 
     from ladders.solver.engines.series.kernels import table_numerators
-    rng = random.Random(missing)
+    rng = random.Random(seed)
     den = mpz(rng.getrandbits(300) | 1) * 6 ** 5
-    full = den * missing
-    values = [mpq(rng.randrange(0, int(full) + 1), full) for _ in range(40)]
-    values += [mpq(0), mpq(1), mpq(1, missing)]            # the ends of [0, 1]
+    values = [mpq(rng.randrange(0, int(den) + 1), den) for _ in range(40)]
+    values += [mpq(0), mpq(1), mpq(1, 2 * 3)]                # the ends of [0, 1]
     primes, m = [], mpz(1)
-    for q in series.random_primes(missing):
-        if m.bit_length() > full.bit_length() + 90:
+    for q in series.random_primes(seed):
+        if m.bit_length() > den.bit_length() + 90:
             break
         primes.append(q)
         m *= q
-    res = np.asarray([[int(v.numerator * invert(v.denominator, q) % q) for v in values]
-                      for q in primes], dtype=np.uint64)
-    nums, extra = table_numerators(res, primes, m, den)
-    need = mpz(1)                                          # what den lacks, entry by entry
-    for v in values:
-        lack = v.denominator // gcd(v.denominator, den)
-        need = need * lack // gcd(need, lack)
-    assert extra == need and (need == 1) == (missing == 1)
-    assert [mpq(n, den * extra) for n in nums] == values
+
+    def residues(vals):
+        return np.asarray([[int(v.numerator * invert(v.denominator, q) % q) for v in vals]
+                           for q in primes], dtype=np.uint64)
+
+    assert [mpq(n, den) for n in table_numerators(residues(values), primes, m, den)] == values
+    with pytest.raises(ArithmeticError):
+        table_numerators(residues(values + [mpq(1, int(next_prime(mpz(2) ** 70)))]), primes, m, den)
 
 
 def test_check_table_refuses_a_wrong_table():
     chain = build_chain(preset_board("tiny10"))
     table = series.two_player_table(chain, 4)
-    assert series.check_table(chain, table)
-    table[1][2] += mpq(1, 10 ** 30)
-    assert not series.check_table(chain, table)
+    nums, den = table.numerators, table.denominator
+    assert series.check_table(chain, nums, den)
+    assert not series.check_table(chain, nums, den + 1)
+    nums[1 * len(chain.states) + 2] += 1
+    assert not series.check_table(chain, nums, den)
 
 
 def test_hasbro_two_players_published_digits():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +15,9 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_optio
                                        json_option, make_spec, open_board, players_option, short,
                                        task_bar)
 from ladders.cluster.engines import engine_names
+
+if TYPE_CHECKING:
+    from ladders.solver.exact import FractionTable
 
 
 @click.command()
@@ -213,27 +217,21 @@ def write_outcome(path: Path, outcome: Any) -> None:
     write_atomically(path, payload)
 
 
-def _write_table(path: Path, table: dict[tuple[int, int], Any]) -> None:
+def _write_table(path: Path, table: FractionTable) -> None:
     """P(a,b) as JSON lines, gzip-compressed for ``.gz``; written atomically.
 
     The 6,561 lines of ``hasbro`` are 57 MB of digits: two threads compress them
     (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
-    formatted, and each of the table's few distinct denominators (100 on ``hasbro``) is
-    converted to decimal once."""
-    from ladders.solver.exact import mpq
-    denominators: dict[Any, str] = {}
+    formatted from the table's exact texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
+    no fraction built, each distinct denominator converted to decimal once)."""
+    def chunks() -> Iterator[bytes]:
+        lines: list[str] = []
+        for (a, b), text in table.texts():
+            lines.append(f'{{"a": {a}, "b": {b}, "exact": "{text}"}}\n')
+            if len(lines) == 256:
+                yield "".join(lines).encode()
+                lines.clear()
+        if lines:
+            yield "".join(lines).encode()
 
-    def exact(value: Any) -> str:
-        q = mpq(value)
-        if q.denominator == 1:
-            return str(q.numerator)
-        den = denominators.get(q.denominator)
-        if den is None:
-            den = denominators[q.denominator] = str(q.denominator)
-        return f"{q.numerator}/{den}"
-
-    items = sorted(table.items())
-    chunks = ("".join(f'{{"a": {a}, "b": {b}, "exact": "{exact(v)}"}}\n'
-                      for (a, b), v in items[start:start + 256]).encode()
-              for start in range(0, len(items), 256))
-    write_atomically(path, gzip_members(chunks) if path.suffix == ".gz" else b"".join(chunks))
+    write_atomically(path, gzip_members(chunks()) if path.suffix == ".gz" else b"".join(chunks()))

@@ -136,7 +136,7 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
     from ladders.cluster.executor import run_dask, run_serial
     from ladders.cluster.session import ClusterStart, Outcome, connect_checked, locked, record
     from ladders.solver.checks.verify import certificate_report, verify_answer
-    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.exact import FractionTable, bits_to_digits
     from ladders.solver.games.race import seats_from_values
 
     with locked(store):
@@ -169,7 +169,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
         out.seats = seats_from_values(system, problem.players, [c.value for c in cols])
         if request.table:
             values = cols[0].solution()
-            out.table = {system.labels[i]: values[i] for i in range(system.size)}
+            out.table = FractionTable.from_values({system.labels[i]: values[i]
+                                                   for i in range(system.size)})
         out.verified = verify_answer(problem, out.seats, primes=0,
                                      certificate=certificate_report(cols, work.lifter.rejected))
         out.details = {"primes": work.acc.primes, "batches": work.batches(),

@@ -107,7 +107,7 @@ def _lift(problem: Problem, store: RunStore | None, table: bool, seed: int | Non
     from ladders.cluster.session import Outcome, locked, record
     from ladders.solver.checks.verify import certificate_report, verify_answer
     from ladders.solver.engines.modular import Interrupted, LiftState, solve_dixon
-    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.exact import FractionTable, bits_to_digits
     from ladders.solver.games.race import seats_from_values
 
     system = problem.system
@@ -158,7 +158,7 @@ def _lift(problem: Problem, store: RunStore | None, table: bool, seed: int | Non
         tab = None
         if table:
             values = result.columns[0].solution()
-            tab = {system.labels[i]: values[i] for i in range(system.size)}
+            tab = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
         seconds = time.perf_counter() - t0
         verified = verify_answer(problem, seats, primes=0,
                                  certificate=certificate_report(result.columns, result.rejected))

@@ -215,7 +215,7 @@ def _two_players(problem: Problem, table: bool) -> Outcome:
     from ladders.cluster.session import Outcome
     from ladders.solver.checks.verify import verify_answer
     from ladders.solver.engines.series import check_table, two_player_certified, two_player_table
-    from ladders.solver.exact import bits_to_digits
+    from ladders.solver.exact import FractionTable, bits_to_digits, mpq
     chain = problem.chain
     t0 = time.perf_counter()
     result = two_player_certified(chain)
@@ -229,16 +229,16 @@ def _two_players(problem: Problem, table: bool) -> Outcome:
     if table:
         t1 = time.perf_counter()
         tab = two_player_table(chain)
-        start = chain.start_index
-        ok = check_table(chain, tab) and tab[start][start] == p
+        n, start = len(chain.states), chain.start_index
+        ok = (check_table(chain, tab.numerators, tab.denominator)
+              and mpq(tab.numerators[start * n + start], tab.denominator) == p)
         stages["table"] = round(time.perf_counter() - t1, 3)
+        out_table = FractionTable([(a, b) for a in chain.states for b in chain.states],
+                                  tab.lowest, tab.lowest_denominators, tab.numerator_texts)
         certificate = {"check": "certificate", "passed": result.certified and ok,
                        "what": "the table P(a,b) satisfies d P(a,b) + sum C[a,a'] P(b,a') = d "
                                "for every (a, b), in integers, and holds P(0,0)",
                        "denominator_digits": bits_to_digits(p.denominator.bit_length())}
-        states = chain.states
-        out_table = {(states[a], states[b]): tab[a][b]
-                     for a in range(len(states)) for b in range(len(states))}
     seconds = time.perf_counter() - t0
     verified = verify_answer(problem, seats, primes=0, certificate=certificate)
     return Outcome(problem, seats, seconds, "serial", verified, engine="series", table=out_table,

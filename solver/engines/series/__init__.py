@@ -87,6 +87,7 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import flint
 import numpy as np
@@ -100,6 +101,9 @@ from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt
                                                      rational_reconstruct_bounded,
                                                      rational_reconstruct_simple)
 from ladders.solver.exact import mpq
+
+if TYPE_CHECKING:
+    from ladders.solver.engines.series.kernels import TwoPlayerTable
 
 #: Held-out primes of the engine's streams: the transform primes come from a pool of
 #: ~1.6e12 (not ~5e16), so three of them keep a wrong 4-player candidate (B ~ 70
@@ -127,10 +131,12 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     return run(chain, players, primes, split=split, check_sum=check_sum)
 
 
-def two_player_table(chain, primes_source: Iterable[int] | int | None = None) -> list[list[mpq]]:
-    """The whole table P(a, b) of two players (see :func:`.kernels.two_player_table`)."""
+def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
+                     processes: int = 2) -> TwoPlayerTable:
+    """The whole table P(a, b) of two players, over one denominator and in lowest terms
+    (see :func:`.kernels.two_player_table`)."""
     from ladders.solver.engines.series.kernels import two_player_table as run
-    return run(chain, primes_source)
+    return run(chain, primes_source, processes)
 
 
 @dataclass(frozen=True)

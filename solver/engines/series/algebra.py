@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import flint
 import numpy as np
 
-from ladders.solver.exact import gcd, mpq, mpz
+from ladders.solver.exact import mpq, mpz
 
 
 # ----------------------------------------------------------------------------------
@@ -348,27 +348,41 @@ def two_player_system(data: ChainData) -> TwoPlayerSystem:
                            flint.fmpq(d ** (2 * n1), d ** (2 * (n - 1) + 1)))
 
 
-def check_table(chain, table: list[list[mpq]]) -> bool:
-    """Exact certificate: ``d P(a,b) + sum_a' C[a,a'] P(b,a') = d`` for every (a, b).
+def table_denominator(data: ChainData) -> mpz:
+    """A common denominator of the whole two-player table, proved, from one solve over Q.
 
-    In integers: with a common denominator ``Den`` and ``Num = Den P`` the check is
-    ``d Num[a,b] + sum_a' C[a,a'] Num[b,a'] == d Den`` (C sparse: at most d terms a row).
-    The turn system is nonsingular (the map ``P -> C P^T / d`` squares to ``Q (x) Q``,
-    of spectral radius < 1), so a table that passes is *the* table.
+    With ``G = D~^-1 mod chi_C = g / delta`` (g an integer polynomial: the solution of
+    ``M x = e_0`` of :func:`two_player_system`, flint's Dixon solver), every
+    ``y_b = N~_b G mod chi_C`` has denominator dividing ``delta`` (chi_C is monic and
+    integer, ``N~_b`` integer), and ``P(a, b) = scale sum_k y_b[k] alpha_a[k]`` with
+    integer ``alpha_a``; so ``delta q`` (``scale = p/q`` in lowest terms) is a common
+    denominator of every ``P(a, b)``. On ``hasbro`` it has 15,716 bits against the
+    14,794 of the smallest one: the CRT needs 6 % more primes, and no entry can fall
+    outside ``[0, Den]``.
+    """
+    system = two_player_system(data)
+    unit = flint.fmpq_mat(data.n, 1, [1] + [0] * (data.n - 1))
+    g = flint.fmpq_mat(system.matrix).solve(unit, algorithm="dixon")
+    delta = math.lcm(*(int(g[i, 0].q) for i in range(data.n)))
+    return mpz(delta) * int(system.scale.q)
+
+
+def check_table(chain, numerators: list[mpz], den: mpz) -> bool:
+    """Exact certificate of the table ``P(a, b) = numerators[a n + b] / den``:
+    ``d P(a,b) + sum_a' C[a,a'] P(b,a') = d`` for every (a, b).
+
+    In integers, with ``Num = den P``: ``d Num[a,b] + sum_a' C[a,a'] Num[b,a'] == d den``
+    (C sparse: at most d terms a row), no fraction built. The turn system is
+    nonsingular (the map ``P -> C P^T / d`` squares to ``Q (x) Q``, of spectral radius
+    < 1), so a table that passes is *the* table.
     """
     data = chain_data(chain)
     n, d = data.n, data.d
-    if len(table) != n or any(len(row) != n for row in table):
+    if len(numerators) != n * n or den <= 0:
         return False
-    den = mpz(1)
-    for row in table:
-        for v in row:
-            q = v.denominator
-            if den % q:
-                den = den * q // gcd(den, q)
-    num = [[v.numerator * (den // v.denominator) for v in row] for row in table]
+    num = [numerators[a * n:(a + 1) * n] for a in range(n)]
     rows = [[(j, int(c)) for j, c in enumerate(data.counts[i]) if c] for i in range(n)]
-    target = den * d
+    target = mpz(den) * d
     for a in range(n):
         ra = rows[a]
         for b in range(n):

@@ -4,9 +4,8 @@ module loads numba (about a second)."""
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
-import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -15,16 +14,16 @@ import numba as nb
 import numpy as np
 
 from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_index, _limbs, chain_data,
-                                                 choose_split, make_split)
+                                                 choose_split, make_split, table_denominator)
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
                                                       msub, reduce_limbs, to_mont, inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast
 from ladders.solver.engines.series.polyarith import (cyclic_mul, next_pow2, ntt_tables, poly_invmod,
                                                      poly_rem, series_exp_neg_fast)
-from ladders.solver.engines.series.reconstruct import (ReconstructionStream, ntt_pool, ntt_primes,
-                                                     ntt_root, rational_reconstruct_bounded)
-from ladders.solver.exact import gcd, invert, is_prime, mpq, mpz
+from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
+from ladders.solver.exact import invert, is_prime, lowest_terms, mpz
+from ladders.solver.forked import cores, run_forked
 
 # ----------------------------------------------------------------------------------
 # The per-prime kernel
@@ -289,9 +288,10 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
 # ----------------------------------------------------------------------------------
 
 @nb.njit(cache=True)
-def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin,
+def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo, hi,
                      out):  # pragma: no cover - compiled
-    """The whole table ``P[a, b]`` mod p (Montgomery inside, plain residues out).
+    """Rows ``lo <= a < hi`` of the table: ``out[a - lo, b] = P[a, b]`` mod p (Montgomery
+    inside, plain residues out).
 
     ``F[a, j] = (Q^j r)[a]``, ``Sm[b, s] = (Q^s 1)[b]`` (sparse Krylov steps),
     ``N[b, i] = sum_l e_l Sm[b, i-l]``, ``MG[i] = x^i G mod chi``, ``Y = N MG`` and
@@ -352,24 +352,27 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin,
     for b in range(n):
         for j in range(n):
             Y[b, j] = mdot(N[b], 0, MGt[j], 0, n, p, pneg, r2)
-    for a in range(n):
+    for a in range(lo, hi):
         for b in range(n):
-            out[a, b] = from_mont(mdot(F[a], 0, Y[b], 0, n, p, pneg, r2), p, pneg)
+            out[a - lo, b] = from_mont(mdot(F[a], 0, Y[b], 0, n, p, pneg, r2), p, pneg)
     return True
 
 
 @nb.njit(cache=True)
-def _table_batch(primes, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin,
+def _table_batch(primes, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo, hi,
                  res, valid):  # pragma: no cover - compiled
     for i in range(primes.size):
         valid[i] = _table_one_prime(primes[i], d, n, n1, z, dp_l, dp_s, indptr, indices,
-                                    cvals, fin, res[i])
+                                    cvals, fin, lo, hi, res[i])
 
 
-def table_residues(chain, primes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The two-player table mod each prime: ``(res[len(primes), n, n], valid)``."""
+def table_residues(chain, primes: Sequence[int],
+                   rows: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The two-player table mod each prime: ``(res[len(primes), rows, n], valid)``, the
+    rows ``lo <= a < hi`` of ``rows`` (all by default)."""
     data = chain_data(chain)
     n = data.n
+    lo, hi = rows if rows is not None else (0, n)
     dp_l, dp_s = _limbs(list(data.dpoly))
     indptr = np.zeros(n + 1, dtype=np.int64)
     indices, cvals = [], []
@@ -383,37 +386,12 @@ def table_residues(chain, primes: Sequence[int]) -> tuple[np.ndarray, np.ndarray
     for q in (int(x) for x in pr):
         if q % 2 == 0 or q >= (1 << 63) or q <= n + 1 or data.d % q == 0 or not is_prime(q):
             raise ValueError(f"unusable prime {q}")
-    res = np.zeros((pr.size, n, n), dtype=np.uint64)
+    res = np.zeros((pr.size, hi - lo, n), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
     _table_batch(pr, np.uint64(data.d), n, data.n1, data.z, dp_l, dp_s, indptr,
                  np.array(indices, dtype=np.int64), np.array(cvals, dtype=np.int64),
-                 data.finish.astype(np.int64), res, valid)
+                 data.finish.astype(np.int64), lo, hi, res, valid)
     return res, valid
-
-
-def _random_start_data(data: ChainData, rng: random.Random) -> ChainData:
-    """``data`` with f started from a random integer vector c1 and S from c2.
-
-    ``sum_t (c1 Q^(t-1) r)(c2 Q^(t-1) 1) = c1^T P c2`` (P the table): its denominator is
-    the lcm of the table's denominators except, rarely, for small primes (which the
-    range check in :func:`two_player_table` catches).
-    """
-    n = data.n
-    rows = [[(j, int(c)) for j, c in enumerate(data.counts[i]) if c] for i in range(n)]
-    c1 = [rng.randrange(1, 1 << 20) for _ in range(n)]
-    c2 = [rng.randrange(1, 1 << 20) for _ in range(n)]
-    alpha, sigma = [], []
-    v1, v2 = list(c1), list(c2)
-    for _ in range(n + 2):
-        alpha.append(sum(v * int(data.finish[i]) for i, v in enumerate(v1)))
-        sigma.append(sum(v2))
-        n1v, n2v = [0] * n, [0] * n
-        for i in range(n):
-            for j, c in rows[i]:
-                n1v[j] += v1[i] * c
-                n2v[j] += v2[i] * c
-        v1, v2 = n1v, n2v
-    return dataclasses.replace(data, alpha=tuple(alpha), sigma=tuple(sigma))
 
 
 @nb.njit(cache=True)
@@ -428,21 +406,18 @@ def _scale_residues(res, t, primes, out):  # pragma: no cover - compiled
             out[j, i] = mmul(res[j, i], tm, p, pneg)
 
 
-def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> tuple[list[mpz], mpz]:
-    """``Num = Den P`` for every entry from ``P mod p_j`` (``res[j]``, one array per prime):
-    the numerators and the factor ``g`` by which ``Den`` had to grow (usually 1).
+def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> list[mpz]:
+    """``Num = Den P`` for every entry from ``P mod p_j`` (``res[j]``, one array per
+    prime), for a common denominator Den of every entry and ``M = prod p_j > 2 Den 2^64``.
 
-    Chinese remaindering without a division by the 15,000-bit modulus ``M = prod p_j``:
-    with ``V_j = M / p_j`` and ``w_j = Num V_j^-1 mod p_j``, ``sum_j w_j V_j = Num + k M``
+    Chinese remaindering without a division by the 15,000-bit modulus M: with
+    ``V_j = M / p_j`` and ``w_j = Num V_j^-1 mod p_j``, ``sum_j w_j V_j = Num + k M``
     where ``k = sum_j w_j / p_j - Num / M``; ``0 <= Num <= Den < M 2^-64`` makes ``k`` the
     nearest integer to ``sum_j w_j / p_j``, which double precision gets right (a sum of
-    c terms below 1 errs by less than ``c^2 2^-53``, far below 1/2 for any c used here). One integer matrix-vector product and one small
-    multiple of M per entry, instead of two reductions modulo M.
-
-    An entry not in ``[0, Den]`` means that ``Den`` missed a small factor g of its
-    denominator (the random form vanished mod g): ``x Den = N'/g mod M`` with
-    ``N' <= Den g`` and ``g <= 2^20`` is unique because ``M > 2 Den 2^64``; ``Den``
-    grows by the lcm of those g and every numerator by the same factor.
+    c terms below 1 errs by less than ``c^2 2^-53``, far below 1/2 for any c used here).
+    One integer matrix-vector product and one small multiple of M per entry, instead of
+    two reductions modulo M. An entry outside ``[0, Den]`` (Den not a common
+    denominator, or a wrong residue) raises ``ArithmeticError``.
     """
     count, size = res.shape[0], res[0].size
     pr = np.asarray(primes, dtype=np.uint64)
@@ -454,62 +429,94 @@ def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> tu
     k = np.rint((w / pr.astype(np.float64)[:, None]).sum(axis=0)).astype(np.int64)
     sums = flint.fmpz_mat(size, count, w.T.ravel().tolist()) * flint.fmpz_mat(
         count, 1, [int(v) for v in cofactors])
-    m_f = flint.fmpz(int(m))
-    nums = [sums[i, 0] - int(k[i]) * m_f for i in range(size)]
-    den_f = flint.fmpz(int(den))
-    bad = [i for i, v in enumerate(nums) if v < 0 or v > den_f]
-    extra = mpz(1)
-    for i in bad:
-        y = mpz(int(nums[i] % m_f))
-        val = rational_reconstruct_bounded(y, m, den << 20, mpz(1) << 20)
-        if val is None:
-            raise ArithmeticError("table entry not reconstructible: too few primes")
-        extra = extra * val.denominator // gcd(extra, val.denominator)
-    if extra != 1:
-        if m <= 2 * den * extra:
-            raise ArithmeticError("denominator grew beyond the primes collected")
-        e_f, top = flint.fmpz(int(extra)), den_f * int(extra)
-        nums = [v * e_f % m_f for v in nums]
-        if any(v > top for v in nums):
-            raise ArithmeticError("table entries not in [0, 1]: a bug")
-    return [mpz(int(v)) for v in nums], extra
+    nums = [mpz(int(sums[i, 0])) - kk * m for i, kk in enumerate(k.tolist())]
+    if any(v < 0 or v > den for v in nums):
+        raise ArithmeticError("a table entry is not a fraction in [0, 1] over the common denominator")
+    return nums
 
 
-def two_player_table(chain, primes_source: Iterable[int] | int | None = None) -> list[list[mpq]]:
-    """``P[a][b]``: the player to move, on state a, wins against the opponent on state b.
+@dataclass(frozen=True)
+class TwoPlayerTable:
+    """The two-player table of :func:`two_player_table`, row-major (entry ``a n + b``).
+
+    ``P(a, b) = numerators[i] / denominator`` (one common denominator: what
+    :func:`.algebra.check_table` certifies), and the same fractions in lowest terms,
+    ``lowest[i] / lowest_denominators[i]``, with the decimal text of each ``lowest[i]``.
+    """
+
+    numerators: list[mpz]
+    denominator: mpz
+    lowest: list[mpz]
+    lowest_denominators: list[mpz]
+    numerator_texts: list[str]
+
+
+def _table_rows(data: ChainData, primes: list[int], m: mpz, den: mpz,
+                rows: tuple[int, int]) -> tuple[list[mpz], list[mpz], list[str]] | None:
+    """Rows ``lo <= a < hi`` of the table, whole: their residues at every prime of M,
+    the CRT, lowest terms and the numerators' decimal texts (what one core does in
+    :func:`two_player_table`); None if a prime is unusable for the table."""
+    res, valid = table_residues(data, primes, rows)
+    if not valid.all():
+        return None
+    lowest, dens = lowest_terms(table_numerators(res, primes, m, den), den)
+    return lowest, dens, [str(v) for v in lowest]
+
+
+def _over_one_denominator(lowest: list[mpz], dens: list[mpz], den: mpz) -> list[mpz]:
+    """``p_i (den / q_i)``: fractions in lowest terms over their common denominator."""
+    factor: dict[mpz, mpz] = {}
+    out = []
+    for p, q in zip(lowest, dens):
+        f = factor.get(q)
+        if f is None:
+            f = factor[q] = den // q
+        out.append(p * f)
+    return out
+
+
+def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
+                     processes: int = 2) -> TwoPlayerTable:
+    """``P(a, b)``: the player to move, on state a, wins against the opponent on state b,
+    for every (a, b): :class:`TwoPlayerTable`.
 
     ``P(a, b) = sum_t f_a(t) S_b(t) = L_a(N_b D^-1 mod chi)``: per prime the whole table
     is ``F Y^T`` with the Krylov matrix ``F[a, j] = (Q^j r)[a]`` and ``Y = N M_G`` (rows
     ``N_b``, ``M_G`` = multiplication by ``G = D^-1 mod chi``): n^3 work, ~2 ms a prime.
 
-    Denominator first: the random bilinear combination ``c1^T P c2`` is itself a
-    two-player sum (f started from c1, S from c2), reconstructed by the k = 2 engine; its
-    denominator ``Den`` is the table's common denominator with high probability. Then
-    ``Num = Den P`` needs only ``log2(2 Den)`` bits of primes (half of what rational
-    reconstruction would need per entry) and one CRT of all n^2 entries. Entries not in
-    ``[0, Den]`` (a missed small factor) are rationally reconstructed and Den grows.
-    The result is not certified here: :func:`check_table` does that exactly.
+    Denominator first, proved: :func:`.algebra.table_denominator` (one solve over Q).
+    Then ``Num = Den P`` needs only ``log2(2 Den)`` bits of primes (half of what
+    rational reconstruction would need per entry) and one CRT of all n^2 entries
+    (:func:`table_numerators`). The rows of the table split between ``processes``
+    forked processes (at most the CPUs: :func:`ladders.solver.forked.run_forked`), each
+    with its residues at every prime, CRT, lowest terms
+    (:func:`ladders.solver.exact.lowest_terms`) and texts; only the fractions in lowest
+    terms come back. The result is not certified here: :func:`check_table` does that.
     """
     data = chain_data(chain)
-    n = data.n
-    pool = 5.3e16
     if primes_source is None or isinstance(primes_source, int):
         primes_source = ntt_primes(primes_source)
-        pool = ntt_pool()
     it = iter(primes_source)
-    rng = random.Random(next(it))
-    comb = _random_start_data(data, rng)
-    stream = ReconstructionStream(1, holdout=3, ratio=1.4, pool=pool)
-    size = 96
-    while True:
-        primes = [next(it) for _ in range(size)]
-        res, valid = seat_residues(comb, 2, primes, split=0, check_sum=False)
-        if stream.add(primes, res[:, :1], valid):
-            break
-        size = min(2 * size, 512)
-    den = mpz(stream.values[0].denominator)
+    den = table_denominator(data)
     need = den.bit_length() + 66                       # M > 2 Den 2^64
     primes: list[int] = []
+    m = mpz(1)
+    while m.bit_length() <= need:
+        primes.append(next(it))
+        m *= primes[-1]
+    n = data.n
+    parts = max(1, min(processes, cores(), n))
+    cuts = [n * i // parts for i in range(parts + 1)]
+    shares = run_forked([functools.partial(_table_rows, data, primes, m, den, rows)
+                         for rows in zip(cuts, cuts[1:])])
+    if all(share is not None for share in shares):
+        lowest = [v for share in shares for v in share[0]]
+        dens = [q for share in shares for q in share[1]]
+        return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens,
+                              [t for share in shares for t in share[2]])
+    # a prime at which D is not invertible mod chi (it divides their resultant: about
+    # one draw in 10^10): collect usable primes one batch at a time instead
+    primes = []
     blocks: list[np.ndarray] = []
     m = mpz(1)
     while m.bit_length() <= need:
@@ -522,9 +529,6 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None) ->
                 primes.append(q)
                 blocks.append(row)
                 m *= q
-    nums, extra = table_numerators(np.stack(blocks), primes, m, den)
-    den *= extra
-    table = []
-    for a in range(n):
-        table.append([mpq(nums[a * n + b], den) for b in range(n)])
-    return table
+    nums = table_numerators(np.stack(blocks), primes, m, den)
+    lowest, dens = lowest_terms(nums, den)
+    return TwoPlayerTable(nums, den, lowest, dens, [str(v) for v in lowest])

@@ -1,0 +1,75 @@
+"""Exact fractions over one common denominator: :func:`lowest_terms` against gmpy2's
+own canonical ``mpq``, on inputs built to exercise its shortcuts and its fallbacks."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ladders.solver.exact import FractionTable, lowest_terms, mpq, mpz, next_prime
+
+
+def rough_prime(rng: random.Random, bits: int) -> mpz:
+    return next_prime(mpz(rng.getrandbits(bits)) | (mpz(1) << (bits - 1)))
+
+
+def check(nums: list[mpz], den: mpz, **options: int) -> None:
+    p, q = lowest_terms(nums, den, **options)
+    assert [mpq(a, b) for a, b in zip(p, q)] == [mpq(v, den) for v in nums]
+    assert all(mpq(a, b).numerator == a and mpq(a, b).denominator == b for a, b in zip(p, q))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32), sample=st.sampled_from([0, 1, 3, 256]),
+       rough=st.integers(0, 3), size=st.integers(1, 60))
+def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int) -> None:
+    """A denominator of small primes times up to three big ones; numerators that share
+    any mix of them, zeros, negatives and the denominator itself. A sample of 0 or 1
+    misses most shared divisors, so the classes' proofs fail and the fallback runs."""
+    rng = random.Random(seed)
+    small = mpz(2) ** rng.randrange(0, 40) * mpz(3) ** rng.randrange(0, 20) * rng.choice([1, 7, 65521])
+    big = [rough_prime(rng, rng.choice([70, 300, 900])) for _ in range(rough)]
+    den = small
+    for b in big:
+        den *= b ** rng.randrange(1, 3)
+    nums = []
+    for _ in range(size):
+        kind = rng.random()
+        if kind < 0.1:
+            v = mpz(0)
+        elif kind < 0.15:
+            v = den
+        else:
+            v = mpz(rng.randrange(0, int(den) + 1))
+            for b in big:
+                if rng.random() < 0.3:
+                    v = v - v % b               # share a big factor (then maybe a small one)
+            if rng.random() < 0.3:
+                v *= rng.choice([2, 3, 6, 7])
+        nums.append(-v if rng.random() < 0.1 else v)
+    check(nums, den, sample=sample, seed=seed)
+
+
+def test_lowest_terms_of_small_and_trivial_denominators() -> None:
+    check([mpz(v) for v in range(-12, 13)], mpz(12))
+    check([mpz(0), mpz(5)], mpz(1))
+    check([], mpz(7))
+
+
+def test_lowest_terms_takes_one_gcd_each_when_the_sample_finds_many_divisors() -> None:
+    rng = random.Random(5)
+    primes = [rough_prime(rng, 80) for _ in range(12)]
+    den = mpz(1)
+    for b in primes:
+        den *= b
+    nums = [den // b * rng.randrange(1, 1000) for b in primes for _ in range(3)]
+    check(nums, den)                            # 12 divisors in the sample: over MAX_DIVISORS
+
+
+def test_fraction_table_is_a_mapping_of_fractions_with_exact_texts() -> None:
+    values = {(0, 1): mpq(1, 3), (0, 0): mpq(2, 3), (1, 0): mpq(5), (1, 1): mpq(-7, 3)}
+    table = FractionTable.from_values(values)
+    assert table == values and len(table) == 4 and table[(0, 1)] == mpq(1, 3)
+    assert list(table.texts()) == [((0, 0), "2/3"), ((0, 1), "1/3"), ((1, 0), "5"), ((1, 1), "-7/3")]
