@@ -9,6 +9,7 @@ two), not for long runs: those are Dask tasks (``ladders.cluster``).
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -41,6 +42,10 @@ def run_forked(calls: Sequence[Callable[[], T]]) -> list[T]:
     if len(calls) <= 1 or not hasattr(os, "fork"):
         return [call() for call in calls]
     children: list[tuple[int, int]] = []
+    # the objects that exist now are left alone by the garbage collector until the work
+    # is done: a collection would touch every one of them and so copy, page by page,
+    # the memory that parent and children share (Python's advice for fork, gc.freeze)
+    gc.freeze()
     try:
         for call in calls[1:]:
             read, write = os.pipe()
@@ -71,6 +76,7 @@ def run_forked(calls: Sequence[Callable[[], T]]) -> list[T]:
             results.append(value)
         return results
     finally:
+        gc.unfreeze()
         for pid, read in children:                         # only after a failure here
             for step in (lambda: os.kill(pid, signal.SIGKILL), lambda: os.waitpid(pid, 0),
                          lambda: os.close(read)):

@@ -72,4 +72,8 @@ def test_fraction_table_is_a_mapping_of_fractions_with_exact_texts() -> None:
     values = {(0, 1): mpq(1, 3), (0, 0): mpq(2, 3), (1, 0): mpq(5), (1, 1): mpq(-7, 3)}
     table = FractionTable.from_values(values)
     assert table == values and len(table) == 4 and table[(0, 1)] == mpq(1, 3)
-    assert list(table.texts()) == [((0, 0), "2/3"), ((0, 1), "1/3"), ((1, 0), "5"), ((1, 1), "-7/3")]
+    assert list(table.texts()) == [((0, 0), "2", "3"), ((0, 1), "1", "3"), ((1, 0), "5", None),
+                                   ((1, 1), "-7", "3")]
+    given = FractionTable(list(values), [mpz(1), mpz(2), mpz(5), mpz(-7)], [mpz(3), mpz(3), mpz(1), mpz(3)],
+                          ["1", "2", "5", "-7"])
+    assert list(given.texts()) == list(table.texts())

@@ -222,13 +222,14 @@ def _write_table(path: Path, table: FractionTable) -> None:
 
     The 6,561 lines of ``hasbro`` are 57 MB of digits: two threads compress them
     (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
-    formatted from the table's exact texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
+    formatted from the table's decimal texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
     no fraction built, each distinct denominator converted to decimal once)."""
     def chunks() -> Iterator[bytes]:
         lines: list[str] = []
-        for (a, b), text in table.texts():
-            lines.append(f'{{"a": {a}, "b": {b}, "exact": "{text}"}}\n')
-            if len(lines) == 256:
+        for count, ((a, b), p, q) in enumerate(table.texts(), start=1):
+            lines += ('{"a": ', str(a), ', "b": ', str(b), ', "exact": "', p)
+            lines += ('"}\n',) if q is None else ("/", q, '"}\n')
+            if count % 256 == 0:
                 yield "".join(lines).encode()
                 lines.clear()
         if lines:

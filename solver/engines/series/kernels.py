@@ -290,8 +290,9 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
 @nb.njit(cache=True)
 def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo, hi,
                      out):  # pragma: no cover - compiled
-    """Rows ``lo <= a < hi`` of the table: ``out[a - lo, b] = P[a, b]`` mod p (Montgomery
-    inside, plain residues out).
+    """Columns ``lo <= b < hi`` of the table: ``out[a, b - lo] = P[a, b]`` mod p
+    (Montgomery inside, plain residues out). N and Y are needed only for those b, so a
+    share of the columns costs that share of the two heavy n^3 loops.
 
     ``F[a, j] = (Q^j r)[a]``, ``Sm[b, s] = (Q^s 1)[b]`` (sparse Krylov steps),
     ``N[b, i] = sum_l e_l Sm[b, i-l]``, ``MG[i] = x^i G mod chi``, ``Y = N MG`` and
@@ -334,7 +335,7 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
             Sm[a, j] = fold(t2, h2, l2, p, pneg, r2)
     # N[b, i] = sum_{l <= min(i, n1)} e_l Sm[b, i - l]
     N = np.zeros((n, n), dtype=np.uint64)
-    for b in range(n):
+    for b in range(lo, hi):
         for i in range(n):
             cnt = i + 1 if i < n1 else n1 + 1
             N[b, i] = mdot_rev(e, 0, Sm[b], i, cnt, p, pneg, r2)
@@ -349,12 +350,12 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
             cur[jj] = msub(cur[jj - 1], mmul(top, chi[jj], p, pneg), p)
         cur[0] = mneg(mmul(top, chi[0], p, pneg), p)
     Y = np.zeros((n, n), dtype=np.uint64)     # Y[b, j] = sum_i N[b, i] MG[i, j]
-    for b in range(n):
+    for b in range(lo, hi):
         for j in range(n):
             Y[b, j] = mdot(N[b], 0, MGt[j], 0, n, p, pneg, r2)
-    for a in range(lo, hi):
-        for b in range(n):
-            out[a - lo, b] = from_mont(mdot(F[a], 0, Y[b], 0, n, p, pneg, r2), p, pneg)
+    for a in range(n):
+        for b in range(lo, hi):
+            out[a, b - lo] = from_mont(mdot(F[a], 0, Y[b], 0, n, p, pneg, r2), p, pneg)
     return True
 
 
@@ -367,12 +368,12 @@ def _table_batch(primes, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, l
 
 
 def table_residues(chain, primes: Sequence[int],
-                   rows: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The two-player table mod each prime: ``(res[len(primes), rows, n], valid)``, the
-    rows ``lo <= a < hi`` of ``rows`` (all by default)."""
+                   columns: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The two-player table mod each prime: ``(res[len(primes), n, columns], valid)``,
+    the columns ``lo <= b < hi`` of ``columns`` (all by default)."""
     data = chain_data(chain)
     n = data.n
-    lo, hi = rows if rows is not None else (0, n)
+    lo, hi = columns if columns is not None else (0, n)
     dp_l, dp_s = _limbs(list(data.dpoly))
     indptr = np.zeros(n + 1, dtype=np.int64)
     indices, cvals = [], []
@@ -386,7 +387,7 @@ def table_residues(chain, primes: Sequence[int],
     for q in (int(x) for x in pr):
         if q % 2 == 0 or q >= (1 << 63) or q <= n + 1 or data.d % q == 0 or not is_prime(q):
             raise ValueError(f"unusable prime {q}")
-    res = np.zeros((pr.size, hi - lo, n), dtype=np.uint64)
+    res = np.zeros((pr.size, n, hi - lo), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
     _table_batch(pr, np.uint64(data.d), n, data.n1, data.z, dp_l, dp_s, indptr,
                  np.array(indices, dtype=np.int64), np.array(cvals, dtype=np.int64),
@@ -451,12 +452,13 @@ class TwoPlayerTable:
     numerator_texts: list[str]
 
 
-def _table_rows(data: ChainData, primes: list[int], m: mpz, den: mpz,
-                rows: tuple[int, int]) -> tuple[list[mpz], list[mpz], list[str]] | None:
-    """Rows ``lo <= a < hi`` of the table, whole: their residues at every prime of M,
-    the CRT, lowest terms and the numerators' decimal texts (what one core does in
-    :func:`two_player_table`); None if a prime is unusable for the table."""
-    res, valid = table_residues(data, primes, rows)
+def _table_columns(data: ChainData, primes: list[int], m: mpz, den: mpz,
+                   columns: tuple[int, int]) -> tuple[list[mpz], list[mpz], list[str]] | None:
+    """Columns ``lo <= b < hi`` of the table (entries ``(a, b)`` in the order of a, then
+    b), whole: their residues at every prime of M, the CRT, lowest terms and the
+    numerators' decimal texts (what one core does in :func:`two_player_table`); None if
+    a prime is unusable for the table."""
+    res, valid = table_residues(data, primes, columns)
     if not valid.all():
         return None
     lowest, dens = lowest_terms(table_numerators(res, primes, m, den), den)
@@ -487,7 +489,7 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
     Denominator first, proved: :func:`.algebra.table_denominator` (one solve over Q).
     Then ``Num = Den P`` needs only ``log2(2 Den)`` bits of primes (half of what
     rational reconstruction would need per entry) and one CRT of all n^2 entries
-    (:func:`table_numerators`). The rows of the table split between ``processes``
+    (:func:`table_numerators`). The columns (the opponent's square b) split between ``processes``
     forked processes (at most the CPUs: :func:`ladders.solver.forked.run_forked`), each
     with its residues at every prime, CRT, lowest terms
     (:func:`ladders.solver.exact.lowest_terms`) and texts; only the fractions in lowest
@@ -507,13 +509,21 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
     n = data.n
     parts = max(1, min(processes, cores(), n))
     cuts = [n * i // parts for i in range(parts + 1)]
-    shares = run_forked([functools.partial(_table_rows, data, primes, m, den, rows)
-                         for rows in zip(cuts, cuts[1:])])
+    spans = list(zip(cuts, cuts[1:]))
+    shares = run_forked([functools.partial(_table_columns, data, primes, m, den, span)
+                         for span in spans])
     if all(share is not None for share in shares):
-        lowest = [v for share in shares for v in share[0]]
-        dens = [q for share in shares for q in share[1]]
-        return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens,
-                              [t for share in shares for t in share[2]])
+        # row a of the table: row a of each share of columns, in column order
+        lowest: list[mpz] = []
+        dens: list[mpz] = []
+        texts: list[str] = []
+        for a in range(n):
+            for (values, denominators, decimals), (lo, hi) in zip(shares, spans):
+                row = slice(a * (hi - lo), (a + 1) * (hi - lo))
+                lowest += values[row]
+                dens += denominators[row]
+                texts += decimals[row]
+        return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens, texts)
     # a prime at which D is not invertible mod chi (it divides their resultant: about
     # one draw in 10^10): collect usable primes one batch at a time instead
     primes = []
