@@ -307,9 +307,10 @@ def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
     refused(ladders("simulate", "hasbro", "-k", "6", "--games", "200000000", timeout=20), "1,200,000,000")
     # the peak is VmHWM, the child's own: Linux folds the parent's peak into a child's
     # ru_maxrss when it execs after vfork, so ru_maxrss here reported pytest's ~600 MB
-    script = ("import sys; from ladders.cluster.cli import main; sys.argv = ['ladders', "
+    # (cli.main, not the console entry point main(): that one leaves by os._exit)
+    script = ("import sys; from ladders.cluster.cli import cli; sys.argv = ['ladders', "
               "'simulate', 'hasbro', '--games', '3000000', '--json']\n"
-              "try:\n    main()\nfinally:\n"
+              "try:\n    cli.main()\nfinally:\n"
               "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
