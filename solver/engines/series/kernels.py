@@ -500,45 +500,30 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
         primes_source = ntt_primes(primes_source)
     it = iter(primes_source)
     den = table_denominator(data)
-    need = den.bit_length() + 66                       # M > 2 Den 2^64
-    primes: list[int] = []
-    m = mpz(1)
-    while m.bit_length() <= need:
-        primes.append(next(it))
-        m *= primes[-1]
     n = data.n
     parts = max(1, min(processes, cores(), n))
     cuts = [n * i // parts for i in range(parts + 1)]
     spans = list(zip(cuts, cuts[1:]))
-    shares = run_forked([functools.partial(_table_columns, data, primes, m, den, span)
-                         for span in spans])
-    if all(share is not None for share in shares):
-        # row a of the table: row a of each share of columns, in column order
-        lowest: list[mpz] = []
-        dens: list[mpz] = []
-        texts: list[str] = []
-        for a in range(n):
-            for (values, denominators, decimals), (lo, hi) in zip(shares, spans):
-                row = slice(a * (hi - lo), (a + 1) * (hi - lo))
-                lowest += values[row]
-                dens += denominators[row]
-                texts += decimals[row]
-        return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens, texts)
-    # a prime at which D is not invertible mod chi (it divides their resultant: about
-    # one draw in 10^10): collect usable primes one batch at a time instead
-    primes = []
-    blocks: list[np.ndarray] = []
-    m = mpz(1)
-    while m.bit_length() <= need:
-        # log2 of a 62-bit prime is ~61.5: count with the product, not with bit lengths
-        want = max(1, (need - m.bit_length()) // 61 + 1)
-        cand = [next(it) for _ in range(want)]
-        r1, v1 = table_residues(data, cand)
-        for q, row, ok in zip(cand, r1, v1):
-            if ok:
-                primes.append(q)
-                blocks.append(row)
-                m *= q
-    nums = table_numerators(np.stack(blocks), primes, m, den)
-    lowest, dens = lowest_terms(nums, den)
-    return TwoPlayerTable(nums, den, lowest, dens, [str(v) for v in lowest])
+    while True:
+        primes: list[int] = []
+        m = mpz(1)
+        while m.bit_length() <= den.bit_length() + 66:          # M > 2 Den 2^64
+            primes.append(next(it))
+            m *= primes[-1]
+        shares = run_forked([functools.partial(_table_columns, data, primes, m, den, span)
+                             for span in spans])
+        if all(share is not None for share in shares):
+            break
+        # a prime at which D is not invertible mod chi: it divides their resultant, as
+        # at most a few hundred of the pool's ~1.6e12 primes do; draw others
+    # row a of the table: row a of each share of columns, in column order
+    lowest: list[mpz] = []
+    dens: list[mpz] = []
+    texts: list[str] = []
+    for a in range(n):
+        for (values, denominators, decimals), (lo, hi) in zip(shares, spans):
+            row = slice(a * (hi - lo), (a + 1) * (hi - lo))
+            lowest += values[row]
+            dens += denominators[row]
+            texts += decimals[row]
+    return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens, texts)
