@@ -7,6 +7,7 @@ player's generating functions). Random boards: every overshoot rule, dice 2..8.
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -149,6 +150,19 @@ def test_table_numerators_equal_the_exact_ones(seed: int) -> None:
     assert [mpq(n, den) for n in table_numerators(residues(values), primes, m, den)] == values
     with pytest.raises(ArithmeticError):
         table_numerators(residues(values + [mpq(1, int(next_prime(mpz(2) ** 70)))]), primes, m, den)
+
+
+def test_a_prime_unusable_for_the_table_is_replaced() -> None:
+    """233 divides the resultant of tiny10's chi_C and D~ (D is not invertible modulo
+    chi there): the run that draws it starts again with fresh primes."""
+    chain = build_chain(preset_board("tiny10"))
+    from ladders.solver.engines.series.kernels import table_residues
+    assert not table_residues(chain, [233])[1].all()
+    ref = series.two_player_table(chain, 5)
+    for processes in (1, 2):
+        table = series.two_player_table(chain, itertools.chain([233], series.random_primes(5)), processes)
+        assert (table.lowest, table.lowest_denominators) == (ref.lowest, ref.lowest_denominators)
+        assert series.check_table(chain, table.numerators, table.denominator)
 
 
 def test_check_table_refuses_a_wrong_table():
