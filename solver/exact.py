@@ -8,6 +8,7 @@ number is turned into text here.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -133,20 +134,21 @@ SAMPLE = 256
 #: More distinct divisors than this in the sample: :func:`lowest_terms` takes one gcd per entry.
 MAX_DIVISORS = 8
 
-_PRIMORIAL: list[mpz] = []
+@functools.cache
+def _primorial() -> mpz:
+    """The product of the primes below :data:`SMOOTH_BOUND`."""
+    product, p = mpz(1), mpz(2)
+    while p < SMOOTH_BOUND:
+        product *= p
+        p = gmpy2.next_prime(p)
+    return product
 
 
 def _split_smooth(den: mpz) -> tuple[mpz, mpz]:
     """``den = S R`` with S made of the primes below :data:`SMOOTH_BOUND` (with their
     multiplicities) and R of the others, so that ``gcd(S, R) = 1``."""
-    if not _PRIMORIAL:
-        product, p = mpz(1), mpz(2)
-        while p < SMOOTH_BOUND:
-            product *= p
-            p = gmpy2.next_prime(p)
-        _PRIMORIAL.append(product)
     smooth, rough = mpz(1), mpz(den)
-    g = gcd(rough, _PRIMORIAL[0])
+    g = gcd(rough, _primorial())
     while g > 1:
         rough //= g
         smooth *= g

@@ -440,16 +440,28 @@ def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> li
 class TwoPlayerTable:
     """The two-player table of :func:`two_player_table`, row-major (entry ``a n + b``).
 
-    ``P(a, b) = numerators[i] / denominator`` (one common denominator: what
-    :func:`.algebra.check_table` certifies), and the same fractions in lowest terms,
-    ``lowest[i] / lowest_denominators[i]``, with the decimal text of each ``lowest[i]``.
+    ``P(a, b) = lowest[i] / lowest_denominators[i]`` in lowest terms, with the decimal
+    text of each ``lowest[i]``; ``denominator`` is common to all of them, and
+    :attr:`numerators` are the entries over it (what :func:`.algebra.check_table`
+    certifies).
     """
 
-    numerators: list[mpz]
     denominator: mpz
     lowest: list[mpz]
     lowest_denominators: list[mpz]
     numerator_texts: list[str]
+
+    @functools.cached_property
+    def numerators(self) -> list[mpz]:
+        """``p_i (Den / q_i)``: every entry over the common denominator."""
+        factor: dict[mpz, mpz] = {}
+        out = []
+        for p, q in zip(self.lowest, self.lowest_denominators):
+            f = factor.get(q)
+            if f is None:
+                f = factor[q] = self.denominator // q
+            out.append(p * f)
+        return out
 
 
 def _table_columns(data: ChainData, primes: list[int], m: mpz, den: mpz,
@@ -463,18 +475,6 @@ def _table_columns(data: ChainData, primes: list[int], m: mpz, den: mpz,
         return None
     lowest, dens = lowest_terms(table_numerators(res, primes, m, den), den)
     return lowest, dens, [str(v) for v in lowest]
-
-
-def _over_one_denominator(lowest: list[mpz], dens: list[mpz], den: mpz) -> list[mpz]:
-    """``p_i (den / q_i)``: fractions in lowest terms over their common denominator."""
-    factor: dict[mpz, mpz] = {}
-    out = []
-    for p, q in zip(lowest, dens):
-        f = factor.get(q)
-        if f is None:
-            f = factor[q] = den // q
-        out.append(p * f)
-    return out
 
 
 def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
@@ -526,4 +526,4 @@ def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
             lowest += values[row]
             dens += denominators[row]
             texts += decimals[row]
-    return TwoPlayerTable(_over_one_denominator(lowest, dens, den), den, lowest, dens, texts)
+    return TwoPlayerTable(den, lowest, dens, texts)
