@@ -127,10 +127,21 @@ def task_inputs(manifest: Manifest, b: int, j: int) -> tuple[dict, dict | None]:
     return rows_ref, (None if b == j else manifest.factored[b].to_json())
 
 
+def urgency(plan: EliminationPlan, task: Task) -> int:
+    """Rank of ``task`` among the plan's, lower is more urgent.
+
+    The critical path is the chain ``F(0)``, ``U(0, 1)`` + ``F(1)``, ``U(1, 2)`` +
+    ``F(2)``, ...: group j is needed when the chain reaches block j, so every update of
+    group j comes before any update of a later group, whatever block it applies (on
+    ``hasbro`` cut at 60 the chain waited 0.23 s for ``U(4, 6)`` while the updates of
+    block 3 ran first); within a group, updates go in block order (as they must)."""
+    b, j = task
+    return j * len(plan.blocks) + b
+
+
 def ready_tasks(plan: EliminationPlan, manifest: Manifest, in_flight: set[Task]) -> list[Task]:
     """Tasks whose inputs are committed and that are neither done nor running, most
-    urgent first (lower block first, and within it the next block's group first:
-    that is the critical path)."""
+    urgent first (see :func:`urgency`)."""
     last = plan.last_touch
     out = []
     for j, (version, _ref) in manifest.groups.items():
@@ -144,7 +155,7 @@ def ready_tasks(plan: EliminationPlan, manifest: Manifest, in_flight: set[Task])
         if b != j and b not in manifest.factored:
             continue
         out.append(nxt)
-    return sorted(out)
+    return sorted(out, key=lambda task: urgency(plan, task))
 
 
 def next_task_on_group(plan: EliminationPlan, j: int, version: int) -> Task | None:

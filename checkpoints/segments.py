@@ -46,16 +46,21 @@ class SegmentRef:
 
 
 def encode_rows(rows: dict[int, Row]) -> np.ndarray:
-    """Rows -> one ``uint8`` array: the ``uint64`` index, then the payload."""
+    """Rows -> one ``uint8`` array: the ``uint64`` index, then the payload.
+
+    Each row keeps its own column order, so that :func:`decode_rows` gives back the
+    dicts the kernel made, in the same order: the order decides which entries start a
+    row's content gcd (:func:`ladders.solver.engines.elimination.remove_content`), and
+    on ``hasbro`` cut at 60 rows re-sorted by column made the elimination 12 % slower.
+    """
     ids = sorted(rows)
     row_ptr = [0]
     cols: list[int] = []
     blobs: list[bytes] = []
     for i in ids:
-        row = rows[i]
-        for c in sorted(row):
+        for c, v in rows[i].items():
             cols.append(c)
-            blobs.append(mpz_to_bytes(row[c]))
+            blobs.append(mpz_to_bytes(v))
         row_ptr.append(len(cols))
     val_ptr = np.zeros(len(blobs) + 1, dtype=np.uint64)
     if blobs:

@@ -112,7 +112,7 @@ def test_status_and_verify_of_a_finished_run(tmp_path) -> None:
     assert st["result"]["seats"][0] == solved["seats"][0]["exact"]
     ver = finish(["verify", str(store), "--primes", "2"])
     assert ver["verified"]["passed"] and len(ver["verified"]["modular"]["primes"]) == 2
-    assert ver["verified"]["cross"] == {**ver["verified"]["cross"], "engine": "modular", "passed": True}
+    assert ver["verified"]["cross"] == {**ver["verified"]["cross"], "engine": "series", "passed": True}
     # a damaged committed segment makes verify fail with one line, no traceback
     manifest = RunStore.open(store).current()
     seg = next(iter(manifest.factored.values()))

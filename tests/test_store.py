@@ -44,10 +44,12 @@ def run_in_process(store: RunStore, stop_after: int | None = None):
 
 
 def test_rows_round_trip_with_huge_and_negative_integers() -> None:
-    rows = {3: {0: mpz(-5), 7: mpz(10) ** 5000 + 1, 12: mpz(0) - mpz(2) ** 200}, 9: {}, 11: {1: mpz(1)}}
+    rows = {3: {7: mpz(10) ** 5000 + 1, 0: mpz(-5), 12: mpz(0) - mpz(2) ** 200}, 9: {}, 11: {1: mpz(1)}}
     data = encode_rows(rows)
     assert data.dtype == np.uint8 and data.ndim == 1
     assert decode_rows(data) == rows
+    # each row keeps its column order (the kernel's content gcd starts from it)
+    assert [list(row) for row in decode_rows(data).values()] == [[7, 0, 12], [], [1]]
     with pytest.raises(SegmentError):
         decode_rows(data[:-1])
 

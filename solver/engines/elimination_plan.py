@@ -122,7 +122,7 @@ UPDATES_PER_TASK = 150_000
 #: Fewest pivots in a block cut by the tail rule of :func:`balanced_blocks`. On hasbro
 #: cut at 60 with 2 workers: 16 -> 120 tasks, 9.5 s; 32 -> 93, 9.0 s; 64 -> 69, 7.7 s;
 #: 128 -> 41, 7.7 s. On the full board the tail blocks do almost no work either way.
-MIN_TAIL_BLOCK = 64
+MIN_TAIL_BLOCK = 128
 
 
 def default_block_count(updates: int) -> int:
