@@ -113,7 +113,7 @@ def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
             out = factor_block(out, j, plan)
     t2 = time.perf_counter()
     ref = store.write(segment_prefix(b, j) + uuid.uuid4().hex[:12], out)
-    bits = max((abs(v).bit_length() for row in out.values() for v in row.values()), default=0)
+    bits = max((v.bit_length() for row in out.values() for v in row.values()), default=0)
     t3 = time.perf_counter()
     return {"b": b, "j": j, "segment": ref.to_json(), "max_bits": int(bits),
             "seconds": t3 - t0, "read_seconds": t1 - t0, "write_seconds": t3 - t2,

@@ -428,8 +428,16 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def probe_store(root: str) -> dict[str, Any]:
-    """Run on a worker: prove it can write, read and delete a file in the store."""
+def probe_store(root: str, modules: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run on a worker: prove it can import ``modules`` (what its tasks will run: a
+    worker without them fails here, not at its first task, which then also starts
+    without paying for the imports) and write, read and delete a file in the store."""
+    import importlib
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "module": name}
     path = Path(root) / f".probe-{socket.gethostname()}-{os.getpid()}"
     try:
         path.write_text("ok")

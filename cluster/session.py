@@ -150,6 +150,10 @@ class ClusterStart:
         self._thread.start()
         return self
 
+    def up(self) -> bool:
+        """Whether :meth:`client` would return (or raise) now, without waiting."""
+        return self._ready.is_set()
+
     def client(self) -> Any:
         """The connected client (the cluster's error, if it failed to start)."""
         self._ready.wait()
@@ -174,12 +178,13 @@ class ClusterStart:
         self._restore_sigint()
 
 
-def connect_checked(started: ClusterStart, store: RunStore) -> tuple[Any, int, float]:
+def connect_checked(started: ClusterStart, store: RunStore,
+                    modules: tuple[str, ...] = ()) -> tuple[Any, int, float]:
     """``(client, workers, seconds waited)``: the cluster ``started`` in the background,
-    once it is up, checked to see the store."""
+    once it is up, checked to see the store and to import ``modules``."""
     t0 = time.perf_counter()
     client = started.client()
-    workers = check_workers(client, str(store.root.resolve()))
+    workers = check_workers(client, str(store.root.resolve()), modules)
     return client, workers, time.perf_counter() - t0
 
 

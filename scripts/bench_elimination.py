@@ -144,15 +144,14 @@ def cli_run(board_file: Path, workers: int) -> dict[str, Any]:
             "stages": data["details"]["stages"]}
 
 
-def before_run(checkout: Path, board_file: Path, workers: int) -> dict[str, Any]:
-    """The same command from an older checkout (its top-level ``cluster`` package on
-    PYTHONPATH, this environment's libraries), timed the same way: before and after a
-    change, side by side in one run."""
-    cmd = [sys.executable, "-m", "cluster.cli", "solve", str(board_file), "--engine",
-           "elimination", "--workers", str(workers), "--json"]
+def before_run(ladders: Path, board_file: Path, workers: int) -> dict[str, Any]:
+    """The same command of an older installation (``ladders`` of a virtual environment
+    with the older checkout installed), timed the same way: before and after a change,
+    side by side in one run."""
+    cmd = [str(ladders), "solve", str(board_file), "--engine", "elimination", "--workers",
+           str(workers), "--json"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": str(checkout)}, cwd=checkout)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     return {"wall": wall, "value": str_to_fraction(json.loads(proc.stdout)["seats"][0]["exact"])}
 
@@ -183,8 +182,9 @@ def main() -> None:
                              "board; the speed-up is the ratio of the medians")
     parser.add_argument("--skip-full", action="store_true", help="only the 60-square comparison")
     parser.add_argument("--baseline", metavar="BOARD", help=argparse.SUPPRESS)
-    parser.add_argument("--before", metavar="CHECKOUT", type=Path, default=None,
-                        help="also time 'ladders solve' of an older checkout (before a change)")
+    parser.add_argument("--before", metavar="LADDERS", type=Path, default=None,
+                        help="also time this older 'ladders' command (the program of another "
+                             "virtual environment, with the checkout before a change installed)")
     args = parser.parse_args()
     if args.baseline:  # the child process of baseline_run
         system = Problem.build(load_board(args.baseline), 2).system
@@ -216,7 +216,7 @@ def main() -> None:
             old = before_run(args.before, board_file, args.workers)
             assert old["value"] == cli["value"], "the older checkout disagrees"
             befores.append(old["wall"])
-            print(f"           the older checkout's 'ladders solve' end to end {old['wall']:.2f} s")
+            print(f"           the older 'ladders solve' end to end {old['wall']:.2f} s")
         print(f"  round {k}: published algorithm (mpq, right-to-left) {bases[-1]:6.2f} s;  "
               f"column-block engine, {args.workers} Dask workers {eng['solve']:5.2f} s "
               f"({eng['tasks']} tasks); 'ladders solve' end to end {cli['wall']:.2f} s")
