@@ -98,18 +98,20 @@ def main() -> None:
     A command leaves with ``os._exit`` once its output is flushed: every command has
     finished its work and its (atomic) writes when it returns, a local cluster is closed
     and its workers joined by then, and the threads still alive are libraries' idle
-    ones (zarr's I/O loop, Dask's offload pool). Tearing the interpreter down would
-    free numba's, flint's and Dask's objects one by one: 0.15 s after ``ladders solve
-    hasbro --table``, 0.17 s after a solve on a local cluster. Only a child process
-    still alive (which must not be orphaned) makes the interpreter end as usual.
+    ones (zarr's I/O loop, Dask's offload pool). What the interpreter's exit does for
+    child processes is done first (:func:`~ladders.cluster.executor.end_local_processes`).
+    Tearing the interpreter down would free numba's, flint's and Dask's objects one by
+    one: 0.15 s after ``ladders solve hasbro --table``, 0.17 s after a solve on a local
+    cluster.
     """
     try:
         cli.main(prog_name="ladders")
     except SystemExit as exc:
-        processes = sys.modules.get("multiprocessing")
-        if (not (exc.code is None or isinstance(exc.code, int))
-                or (processes is not None and processes.active_children())):
+        if not (exc.code is None or isinstance(exc.code, int)):
             raise
+        if "multiprocessing" in sys.modules:
+            from ladders.cluster.executor import end_local_processes
+            end_local_processes()
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -99,6 +99,31 @@ def local_start_method() -> dict[str, str]:
     return {key: "forkserver"}
 
 
+def end_local_processes() -> None:
+    """At the end of the program, before ``os._exit``: what the interpreter's exit does
+    for :mod:`multiprocessing` (children joined, its finalizers run: they remove the
+    fork server's temporary folder), and the fork server of local workers ended.
+
+    The fork server's workers were joined when their cluster closed. Left to itself,
+    the server would notice that this process is gone and then tear down its imports
+    (Dask's) while it still holds this program's stdout and stderr: a pipe reading
+    ``ladders solve --json`` would wait 0.2 s more for its end. (The server's pid is an
+    attribute of CPython's ``multiprocessing.forkserver``; without it, the server ends
+    on its own, only later.)
+    """
+    import signal
+    import sys
+    server = getattr(sys.modules.get("multiprocessing.forkserver"), "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if isinstance(pid, int):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    util = sys.modules.get("multiprocessing.util")
+    if util is not None:
+        util._exit_function()
+
+
 def scheduler_address(path: str) -> str:
     """The address in a scheduler file (``dask scheduler --scheduler-file``), read once:
     a missing or garbled file is an error now, not a wait for it to appear."""

@@ -19,7 +19,8 @@ from distributed import Client, LocalCluster, wait
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.store import RunStore
 from ladders.cluster.errors import ClusterError
-from ladders.cluster.executor import ClusterSpec, WorkerWatch
+from ladders.cluster.engines.elimination import WORKER_MODULES
+from ladders.cluster.executor import ClusterSpec, WorkerWatch, check_workers
 from ladders.cluster.runs import resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
@@ -69,6 +70,13 @@ def test_default_local_cluster_and_resume_after_stop(tmp_path) -> None:
     assert not second.interrupted
     assert second.tasks_run == first.tasks_total - done  # nothing committed is redone
     assert second.seats == reference(problem, 40)
+
+
+def test_workers_are_checked_to_import_what_their_tasks_run(cluster, tmp_path) -> None:
+    _, client = cluster
+    assert check_workers(client, str(tmp_path), WORKER_MODULES) == 2
+    with pytest.raises(ClusterError, match="cannot import ladders_no_such_module .*install ladders"):
+        check_workers(client, str(tmp_path), ("ladders_no_such_module",))
 
 
 def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path) -> None:

@@ -39,7 +39,7 @@ class EliminationEngine(Engine):
 
     def check(self, problem: Problem, request: SolveRequest) -> None:
         if request.table:
-            raise ValueError("--table needs every unknown: use --engine modular (the default) or crt")
+            raise ValueError("--table needs every unknown: use the series engine (the default), modular or crt")
 
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
@@ -222,9 +222,9 @@ class _Checks(threading.Thread):
 
 def _verify(problem: Problem, seats: list[Any], stages: dict[str, float],
             checks: _Checks | None = None) -> dict[str, Any]:
-    """Bounds, and the modular engine's certified answer (``A x = b`` checked exactly)
-    compared with ``==``; the independent solve modulo a random prime (tier 2) runs
-    only where that cross-check could not, since a certified equal answer implies it."""
+    """Bounds, and the cross-checking engine's certified answer (the series engine's)
+    compared with ``==``; the independent solve modulo a random prime (tier 2) runs only
+    where that cross-check could not, since a certified equal answer implies it."""
     from ladders.solver.checks.verify import cross_check, verify_answer
     t0 = time.perf_counter()
     pre = (checks or _Checks(problem)).result()
@@ -276,7 +276,11 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
                 t0 += startup
                 checks = _Checks(problem)
                 checks.start()
-                interrupted = run_dask(client, work, 2 * workers + 1, should_stop, report,
+                # one task in flight per worker, none queued: a worker that finishes takes
+                # the most urgent task then ready (often the next link of the critical
+                # path), not one queued on it earlier (on hasbro cut at 60 the chain twice
+                # waited 0.2 s behind such a task)
+                interrupted = run_dask(client, work, workers, should_stop, report,
                                        request.spec.no_worker_limit)
                 seconds = time.perf_counter() - t0
                 started.release()  # the cluster closes while this process verifies
