@@ -47,14 +47,15 @@ class EliminationEngine(Engine):
     def solve(self, problem: Problem, request: SolveRequest, progress: Any,
               should_stop: Callable[[], bool]) -> Outcome:
         from ladders.checkpoints.elimination import create_store
-        from ladders.cluster.session import ClusterStart, pick_executor, run_json, store_dir
+        from ladders.cluster.session import pick_executor, run_json, store_dir
         from ladders.solver.engines.elimination_plan import make_plan
         system = problem.system
         executor = pick_executor(problem, request.executor, request.spec, request.checkpoint)
         order = None if request.order == "auto" else request.order
         with contextlib.ExitStack() as stack:
-            # the cluster starts (its workers import their code) while this process plans
-            started = stack.enter_context(ClusterStart(request.spec)) if executor == "dask" else None
+            # the plan and the store first, the cluster after (in _run): its thread
+            # importing Dask beside them made the store take 0.4-0.55 s instead of 0.15-0.28
+            # on hasbro cut at 60, and the driver's first task waits for the store
             t0 = time.perf_counter()
             plan = make_plan(system, request.block_size, order)
             stages = {"plan": time.perf_counter() - t0}
@@ -66,7 +67,7 @@ class EliminationEngine(Engine):
                            plan=plan.describe())
             store = create_store(root, run, system, plan)
             stages["store"] = time.perf_counter() - t0
-            return _run(store, problem, request, executor, progress, should_stop, started, stages)
+            return _run(store, problem, request, executor, progress, should_stop, stages)
 
     def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
                should_stop: Callable[[], bool]) -> Outcome:
@@ -238,10 +239,10 @@ def _verify(problem: Problem, seats: list[Any], stages: dict[str, float],
 
 
 def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str, progress: Any,
-         should_stop: Callable[[], bool], started: Any = None,
-         stages: dict[str, float] | None = None) -> Outcome:
-    """The stored run on ``executor`` (a Dask cluster: ``started`` in the background, or
-    reached now), then the answer read back, verified and recorded."""
+         should_stop: Callable[[], bool], stages: dict[str, float] | None = None) -> Outcome:
+    """The stored run on ``executor`` (a Dask cluster: started or reached in the
+    background while this process runs the first tasks), then the answer read back,
+    verified and recorded."""
     from ladders.cluster.executor import run_dask, run_serial
     from ladders.cluster.session import ClusterStart, Outcome, connect_checked, locked, record
     from ladders.solver.exact import bits_to_digits
@@ -264,9 +265,7 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
             seconds = time.perf_counter() - t0
             ran = len(work.manifest.done) - before
         else:
-            with contextlib.ExitStack() as stack:
-                if started is None:
-                    started = stack.enter_context(ClusterStart(request.spec))
+            with ClusterStart(request.spec) as started:
                 # while the workers start, this process runs the first tasks (the start
                 # of the critical path): the workers then find updates ready to run
                 here = len(work.manifest.done)
@@ -279,8 +278,8 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
                 # one task in flight per worker, none queued: a worker that finishes takes
                 # the most urgent task then ready (often the next link of the critical
                 # path), not one queued on it earlier (on hasbro cut at 60 the chain twice
-                # waited 0.2 s behind such a task)
-                interrupted = run_dask(client, work, workers, should_stop, report,
+                # waited 0.2 s behind such a task); at least one, for workers yet to join
+                interrupted = run_dask(client, work, max(1, workers), should_stop, report,
                                        request.spec.no_worker_limit)
                 seconds = time.perf_counter() - t0
                 started.release()  # the cluster closes while this process verifies
