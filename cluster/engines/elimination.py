@@ -266,10 +266,12 @@ def _run(store: RunStore, problem: Problem, request: SolveRequest, executor: str
             ran = len(work.manifest.done) - before
         else:
             with ClusterStart(request.spec) as started:
-                # while the workers start, this process runs the first tasks (the start
-                # of the critical path): the workers then find updates ready to run
+                # while a local cluster's workers start (a remote one's are up already),
+                # this process runs the first tasks (the start of the critical path):
+                # the workers then find updates ready to run
                 here = len(work.manifest.done)
-                run_serial(work, lambda: started.up() or should_stop(), report)
+                if not request.spec.remote:
+                    run_serial(work, lambda: started.up() or should_stop(), report)
                 details["tasks_in_driver"] = len(work.manifest.done) - here
                 client, workers, startup = connect_checked(started, store, WORKER_MODULES)
                 t0 += startup
