@@ -1,32 +1,37 @@
 """Residue batches, the store format the prime-based engines share (``crt``,
 ``series``): batch k of a run is a write-once segment ``residues/bKKKKK-<attempt>``,
-and the manifest's ``batches`` maps k to it. Only a listed batch counts; a batch run
-twice or left by a driver that died is a leftover, removed on resume."""
+and the manifest's payload (:class:`BatchState`) maps k to it. Only a listed batch
+counts; a batch run twice or left by a driver that died is a leftover, removed on
+resume (:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from ladders.checkpoints.segments import SegmentRef
-from ladders.checkpoints.store import Manifest, RunStore
 
 RESIDUES = "residues"
 
 
-def committed_batches(manifest: Manifest) -> dict[int, SegmentRef]:
-    """Batch number -> segment, as the manifest lists them."""
-    return {int(k): SegmentRef.from_json(v) for k, v in manifest.extra.get("batches", {}).items()}
+@dataclass(frozen=True)
+class BatchState:
+    """What a prime-batch run has done: batch number -> its segment."""
 
+    FOLDERS: ClassVar[dict[str, int]] = {RESIDUES: 2}
+    batches: dict[int, SegmentRef] = field(default_factory=dict)
 
-def with_batch(manifest: Manifest, receipt: dict[str, Any], seconds: float, bits: int) -> Manifest:
-    """The manifest after batch ``receipt['k']`` finished (``bits``: the modulus so far)."""
-    batches = dict(manifest.extra.get("batches", {}))
-    batches[str(receipt["k"])] = receipt["segment"]
-    return Manifest(seq=manifest.seq + 1, groups={}, factored={}, done=set(),
-                    elapsed=manifest.elapsed + seconds, max_bits=bits,
-                    extra={**manifest.extra, "batches": batches})
+    def with_batch(self, k: int, ref: SegmentRef) -> BatchState:
+        """The state once batch ``k`` is committed with segment ``ref``."""
+        return BatchState({**self.batches, k: ref})
 
+    def to_json(self) -> dict[str, Any]:
+        return {"batches": {str(k): ref.to_json() for k, ref in sorted(self.batches.items())}}
 
-def clear_leftovers(store: RunStore, manifest: Manifest) -> int:
-    """Delete residue segments no committed manifest lists. Returns how many."""
-    return store.remove_unlisted(RESIDUES, {ref.path for ref in committed_batches(manifest).values()})
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BatchState:
+        return cls({int(k): SegmentRef.from_json(v) for k, v in data["batches"].items()})
+
+    def segments(self) -> Iterable[SegmentRef]:
+        return self.batches.values()

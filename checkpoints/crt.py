@@ -10,7 +10,7 @@ A batch is a list of primes. :func:`run_crt_batch` solves the run's system modul
 
 The driver commits a manifest listing the batch with the segment's digest; only then
 does the batch count. Like the elimination tasks, a batch run twice leaves one
-unreferenced segment, which :func:`clear_leftovers` removes on resume.
+unreferenced segment, which :meth:`~ladders.checkpoints.store.RunStore.clear_leftovers` removes on resume.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import os
 import socket
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ladders.checkpoints.batches import RESIDUES
+from ladders.checkpoints.batches import RESIDUES, BatchState
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
@@ -40,24 +39,24 @@ _SYSTEMS: dict[tuple[str, str], tuple[LinearSystem, np.ndarray, Permuted]] = {}
 def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray, Permuted]:
     """The run's system, pivot order (target last) and the system permuted by it, rebuilt
     from run.json and checked against its digest; cached per worker process."""
-    key = (str(store.root), store.run["crt_token"])
+    key = (store.worker_url, store.run["token"])
     if key not in _SYSTEMS:
         system = Problem.from_json(store.run["problem"]).system
         if system.digest() != store.run["system_digest"]:
-            raise StoreError(f"{store.root}: the stored problem no longer builds the system it "
+            raise StoreError(f"{store.url}: the stored problem no longer builds the system it "
                              "was solving (different ladders version?)")
         order = np.asarray(pivot_order(system, "labels"), dtype=np.int64)
         _SYSTEMS[key] = (system, order, permute_csr(system.indptr, system.indices, system.data, order))
     return _SYSTEMS[key]
 
 
-def run_crt_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
+def run_crt_batch(url: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
     """Solve the run's system modulo every prime of batch k; write its segment; return
     a small receipt (no residues travel through the scheduler)."""
     t0 = time.perf_counter()
-    store = RunStore.open(root)
-    if store.run.get("crt_token") != token:
-        raise StoreError(f"{root} holds another crt run than {token[:12]}")
+    store = RunStore.open(url, BatchState)
+    if store.run.get("token") != token:
+        raise StoreError(f"{url} holds another crt run than {token[:12]}")
     system, order, permuted = crt_system(store)
     residues = np.zeros((len(primes), system.columns, system.size), dtype=np.uint32)
     valid = np.zeros(len(primes), dtype=np.uint8)
@@ -66,7 +65,7 @@ def run_crt_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str,
         if x is not None:
             residues[i] = x
             valid[i] = 1
-    ref = write_arrays(Path(root), f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
+    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
                        {"primes": np.asarray(primes, dtype=np.uint64), "valid": valid,
                         "residues": residues}, len(primes))
     return {"k": k, "segment": ref.to_json(), "valid": int(valid.sum()),
@@ -75,6 +74,6 @@ def run_crt_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str,
 
 def read_batch(store: RunStore, ref: SegmentRef) -> list[tuple[int, np.ndarray]]:
     """``(p, residues)`` of every valid prime of a committed batch (digest checked)."""
-    arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
+    arrays = read_arrays(store.backend, ref, ("primes", "valid", "residues"))
     return [(int(p), arrays["residues"][i]) for i, p in enumerate(arrays["primes"].tolist())
             if arrays["valid"][i]]

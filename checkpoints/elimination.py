@@ -17,15 +17,18 @@ import os
 import socket
 import time
 import uuid
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from ladders.checkpoints.segments import SegmentRef, write_segment
+from ladders.checkpoints.backend import Backend
 from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.segments import SegmentRef
 from ladders.checkpoints.store import Manifest, RunStore
-from ladders.solver.engines.elimination import factor_block, system_rows, target_values, update_rows
-from ladders.solver.exact import mpq
+from ladders.solver.engines.elimination import (factor_block, system_rows, target_values,
+                                                update_rows)
 from ladders.solver.engines.elimination_plan import EliminationPlan
+from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
 Task = tuple[int, int]
@@ -34,7 +37,36 @@ Task = tuple[int, int]
 _STORES: dict[tuple[str, str], RunStore] = {}
 
 
-def create_store(root: str | Path, run: dict[str, Any], system: LinearSystem,
+@dataclass(frozen=True)
+class EliminationState:
+    """What an elimination run has done. ``groups[j]``: the newest version of group j
+    (the block that last updated it, -1 for the initial rows) and its segment;
+    ``factored[b]``: F(b)'s segment while some U(b, j) still needs it (the last
+    block's stays: it holds the target row); ``done``: the finished tasks (b, j)."""
+
+    FOLDERS: ClassVar[dict[str, int]] = {"rows": 3}
+    groups: dict[int, tuple[int, SegmentRef]] = field(default_factory=dict)
+    factored: dict[int, SegmentRef] = field(default_factory=dict)
+    done: frozenset[Task] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"groups": {str(j): {"version": v, "segment": ref.to_json()}
+                           for j, (v, ref) in sorted(self.groups.items())},
+                "factored": {str(b): ref.to_json() for b, ref in sorted(self.factored.items())},
+                "done": sorted([b, j] for b, j in self.done)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EliminationState:
+        return cls(groups={int(j): (int(g["version"]), SegmentRef.from_json(g["segment"]))
+                           for j, g in data["groups"].items()},
+                   factored={int(b): SegmentRef.from_json(r) for b, r in data["factored"].items()},
+                   done=frozenset((int(b), int(j)) for b, j in data["done"]))
+
+    def segments(self) -> Iterable[SegmentRef]:
+        return [ref for _, ref in self.groups.values()] + list(self.factored.values())
+
+
+def create_store(where: str | Backend, run: dict[str, Any], system: LinearSystem,
                  plan: EliminationPlan) -> RunStore:
     """A new elimination store: ``plan.json`` (hashed by its token, which run.json
     records) and the rows of every group before any elimination."""
@@ -43,11 +75,12 @@ def create_store(root: str | Path, run: dict[str, Any], system: LinearSystem,
                  "system_digest": plan.system_digest, "updates": plan.updates,
                  "fill": plan.fill, "token": plan.token}
 
-    def initial(root: Path) -> dict[int, tuple[int, SegmentRef]]:
-        return {j: (-1, write_segment(root, f"rows/g{j}/init", system_rows(system, plan.group(j))))
-                for j in range(len(plan.blocks))}
-    return RunStore.create(root, {**run, "plan_token": plan.token}, files={"plan.json": plan_json},
-                           segments=initial)
+    def initial(store: RunStore) -> EliminationState:
+        return EliminationState(groups={
+            j: (-1, store.write(f"rows/g{j}/init", system_rows(system, plan.group(j))))
+            for j in range(len(plan.blocks))})
+    return RunStore.create(where, {**run, "plan_token": plan.token}, EliminationState, initial,
+                           files={"plan.json": plan_json})
 
 
 def plan_of(store: RunStore) -> EliminationPlan:
@@ -61,11 +94,11 @@ def plan_of(store: RunStore) -> EliminationPlan:
                                    system_digest=data["system_digest"], updates=data["updates"],
                                    fill=data["fill"])
         except (KeyError, TypeError) as exc:
-            raise StoreError(f"{store.root}/plan.json: not a plan of this store format "
-                             f"({type(exc).__name__}: {exc}); {store.damaged(store.root)}") from exc
+            raise StoreError(f"{store.url}/plan.json: not a plan of this store format "
+                             f"({type(exc).__name__}: {exc}); {store.damaged()}") from exc
         if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
-            raise StoreError(f"{store.root}: plan.json does not match the run's plan token "
-                             f"(changed by hand, or damaged); {store.damaged(store.root)}")
+            raise StoreError(f"{store.url}: plan.json does not match the run's plan token "
+                             f"(changed by hand, or damaged); {store.damaged()}")
         store.memo["plan"] = plan
     return store.memo["plan"]
 
@@ -75,20 +108,20 @@ def segment_prefix(b: int, j: int) -> str:
     return f"rows/g{j}/b{b}-"
 
 
-def _store(root: str, token: str) -> RunStore:
-    key = (root, token)
+def _store(url: str, token: str) -> RunStore:
+    key = (url, token)
     if key not in _STORES:
-        store = RunStore.open(root)
+        store = RunStore.open(url, EliminationState)
         if plan_of(store).token != token:
-            raise StoreError(f"{root} holds plan {plan_of(store).token[:12]}, not {token[:12]}")
+            raise StoreError(f"{url} holds plan {plan_of(store).token[:12]}, not {token[:12]}")
         _STORES[key] = store
     return _STORES[key]
 
 
-def run_task(root: str, token: str, b: int, j: int, rows_ref: dict[str, Any],
+def run_task(url: str, token: str, b: int, j: int, rows_ref: dict[str, Any],
              factored_ref: dict[str, Any] | None) -> dict[str, Any]:
     """What a Dask worker runs: :func:`execute_task` on this process's open store."""
-    return execute_task(_store(root, token), b, j, rows_ref, factored_ref)
+    return execute_task(_store(url, token), b, j, rows_ref, factored_ref)
 
 
 def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
@@ -121,10 +154,10 @@ def execute_task(store: RunStore, b: int, j: int, rows_ref: dict[str, Any],
 
 
 # ------------------------------------------------------------------------- driver side
-def task_inputs(manifest: Manifest, b: int, j: int) -> tuple[dict, dict | None]:
+def task_inputs(state: EliminationState, b: int, j: int) -> tuple[dict, dict | None]:
     """Segments a task reads: group j's newest version, and F(b) for an update."""
-    rows_ref = manifest.groups[j][1].to_json()
-    return rows_ref, (None if b == j else manifest.factored[b].to_json())
+    rows_ref = state.groups[j][1].to_json()
+    return rows_ref, (None if b == j else state.factored[b].to_json())
 
 
 def urgency(plan: EliminationPlan, task: Task) -> int:
@@ -139,20 +172,20 @@ def urgency(plan: EliminationPlan, task: Task) -> int:
     return j * len(plan.blocks) + b
 
 
-def ready_tasks(plan: EliminationPlan, manifest: Manifest, in_flight: set[Task]) -> list[Task]:
+def ready_tasks(plan: EliminationPlan, state: EliminationState, in_flight: set[Task]) -> list[Task]:
     """Tasks whose inputs are committed and that are neither done nor running, most
     urgent first (see :func:`urgency`)."""
     last = plan.last_touch
     out = []
-    for j, (version, _ref) in manifest.groups.items():
+    for j, (version, _ref) in state.groups.items():
         # the next task on group j is the first (b, j) after `version`
         nxt = next_task_on_group(plan, j, version)
-        if nxt is None or nxt in in_flight or nxt in manifest.done:
+        if nxt is None or nxt in in_flight or nxt in state.done:
             continue
         b = nxt[0]
         if last[nxt] != version:
             continue
-        if b != j and b not in manifest.factored:
+        if b != j and b not in state.factored:
             continue
         out.append(nxt)
     return sorted(out, key=lambda task: urgency(plan, task))
@@ -171,9 +204,10 @@ def apply_receipt(plan: EliminationPlan, manifest: Manifest, receipt: dict[str, 
     """The manifest after a finished task: new group version, F(b) kept while needed."""
     b, j = int(receipt["b"]), int(receipt["j"])
     ref = SegmentRef.from_json(receipt["segment"])
-    groups = dict(manifest.groups)
-    factored = dict(manifest.factored)
-    done = set(manifest.done) | set(task_parts(plan, b, j))
+    state: EliminationState = manifest.state  # type: ignore[assignment]
+    groups = dict(state.groups)
+    factored = dict(state.factored)
+    done = state.done | set(task_parts(plan, b, j))
     if b == j or plan.fuses(b, j):
         del groups[j]
         factored[j] = ref
@@ -183,10 +217,8 @@ def apply_receipt(plan: EliminationPlan, manifest: Manifest, receipt: dict[str, 
     for fb in list(factored):
         if fb != last_block and all((fb, g) in done for g in plan.touches[fb]):
             del factored[fb]
-    return Manifest(seq=manifest.seq + 1, groups=groups, factored=factored, done=done,
-                    elapsed=manifest.elapsed + seconds,
-                    max_bits=max(manifest.max_bits, int(receipt.get("max_bits", 0))),
-                    extra=manifest.extra)
+    return manifest.next(EliminationState(groups, factored, done), seconds,
+                         max(manifest.max_bits, int(receipt.get("max_bits", 0))))
 
 
 def task_parts(plan: EliminationPlan, b: int, j: int) -> list[Task]:
@@ -194,13 +226,13 @@ def task_parts(plan: EliminationPlan, b: int, j: int) -> list[Task]:
     return [(b, j), (j, j)] if b != j and plan.fuses(b, j) else [(b, j)]
 
 
-def is_finished(plan: EliminationPlan, manifest: Manifest) -> bool:
+def is_finished(plan: EliminationPlan, state: EliminationState) -> bool:
     last = len(plan.blocks) - 1
-    return (last, last) in manifest.done
+    return (last, last) in state.done
 
 
-def stored_answer(store: RunStore, system: LinearSystem, manifest: Manifest) -> list[mpq]:
+def stored_answer(store: RunStore, system: LinearSystem, state: EliminationState) -> list[mpq]:
     """``x[target]`` for every right-hand side, read from the last factored block."""
     last = len(plan_of(store).blocks) - 1
-    rows = store.read(manifest.factored[last])
+    rows = store.read(state.factored[last])
     return target_values(system, rows[system.target])

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ladders.checkpoints.errors import SegmentError, damaged_store
 from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
+
+if TYPE_CHECKING:
+    from ladders.checkpoints.backend import Backend
 
 Row = dict[int, mpz]
 
@@ -121,37 +123,37 @@ def _write_array(group: Any, name: str, data: np.ndarray) -> None:
         arr[...] = data
 
 
-def write_arrays(root: Path, path: str, arrays: dict[str, np.ndarray], rows: int) -> SegmentRef:
-    """Write named plain arrays (one chunk each, crc32c) as a new segment at ``root/path``
-    (which must not exist yet); ``rows`` is what the reference reports as its size."""
+def write_arrays(backend: Backend, path: str, arrays: dict[str, np.ndarray], rows: int) -> SegmentRef:
+    """Write named plain arrays (one chunk each, crc32c) as a new segment at ``path`` of
+    the store (which must not exist yet); ``rows`` is what the reference reports as its size."""
     import zarr  # here, not at import: a solve that keeps no store never loads it
-    group = zarr.open_group(str(root / path), mode="w-")
+    group = zarr.open_group(backend.zarr_store(path, "w-"), mode="w-")
     for name, data in arrays.items():
         _write_array(group, name, data)
     return SegmentRef(path, digest_arrays(*arrays.values()), rows,
                       int(sum(a.nbytes for a in arrays.values())))
 
 
-def read_arrays(root: Path, ref: SegmentRef, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref`` says."""
     import zarr
     try:
-        group = zarr.open_group(str(root / ref.path), mode="r")
+        group = zarr.open_group(backend.zarr_store(ref.path, "r"), mode="r")
         arrays = {name: group[name][...] for name in names}
     except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
         raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc}); "
-                           f"{damaged_store(root)}") from exc
+                           f"{damaged_store(backend.url)}") from exc
     if digest_arrays(*arrays.values()) != ref.digest:
         raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
-                           f"(changed or damaged after it was committed); {damaged_store(root)}")
+                           f"(changed or damaged after it was committed); {damaged_store(backend.url)}")
     return arrays
 
 
-def write_segment(root: Path, path: str, rows: dict[int, Row]) -> SegmentRef:
-    """Write ``rows`` as a new segment at ``root/path`` (which must not exist yet)."""
-    return write_arrays(root, path, {"rows": encode_rows(rows)}, len(rows))
+def write_segment(backend: Backend, path: str, rows: dict[int, Row]) -> SegmentRef:
+    """Write ``rows`` as a new segment at ``path`` of the store (which must not exist yet)."""
+    return write_arrays(backend, path, {"rows": encode_rows(rows)}, len(rows))
 
 
-def read_segment(root: Path, ref: SegmentRef) -> dict[int, Row]:
+def read_segment(backend: Backend, ref: SegmentRef) -> dict[int, Row]:
     """Read and check a segment of rows (see :func:`read_arrays`)."""
-    return decode_rows(read_arrays(root, ref, ("rows",))["rows"])
+    return decode_rows(read_arrays(backend, ref, ("rows",))["rows"])

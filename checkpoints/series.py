@@ -12,7 +12,7 @@ segment ``residues/bKKKKK-<attempt>`` with three plain arrays (crc32c on each ch
 
 The driver commits a manifest listing the batch with the segment's digest; only then
 does the batch count. A batch run twice leaves one unreferenced segment, which
-:func:`clear_leftovers` removes on resume. Nothing here rebuilds a linear system: a
+:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers` removes on resume. Nothing here rebuilds a linear system: a
 worker needs one player's chain only.
 """
 
@@ -22,12 +22,11 @@ import os
 import socket
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ladders.checkpoints.batches import RESIDUES
+from ladders.checkpoints.batches import RESIDUES, BatchState
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
@@ -40,28 +39,28 @@ _PLANS: dict[tuple[str, str], SeriesPlan] = {}
 
 def series_plan(store: RunStore) -> SeriesPlan:
     """The run's series plan, rebuilt from run.json and checked against its digest."""
-    key = (str(store.root), store.run["series_token"])
+    key = (store.worker_url, store.run["token"])
     if key not in _PLANS:
         problem = Problem.from_json(store.run["problem"])
         plan = plan_series(problem.chain, problem.players, store.run.get("split"))
         if plan.digest != store.run["system_digest"]:
-            raise StoreError(f"{store.root}: the stored problem no longer gives the series it "
+            raise StoreError(f"{store.url}: the stored problem no longer gives the series it "
                              "was solving (different ladders version?)")
         _PLANS[key] = plan
     return _PLANS[key]
 
 
-def run_series_batch(root: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
+def run_series_batch(url: str, token: str, k: int, primes: list[int]) -> dict[str, Any]:
     """Every seat modulo every prime of batch k; write its segment; return a small
     receipt (no residues travel through the scheduler)."""
     t0 = time.perf_counter()
-    store = RunStore.open(root)
-    if store.run.get("series_token") != token:
-        raise StoreError(f"{root} holds another series run than {token[:12]}")
+    store = RunStore.open(url, BatchState)
+    if store.run.get("token") != token:
+        raise StoreError(f"{url} holds another series run than {token[:12]}")
     plan = series_plan(store)
     residues, valid = plan.residues(primes)
     t1 = time.perf_counter()
-    ref = write_arrays(Path(root), f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
+    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
                        {"primes": np.asarray(primes, dtype=np.uint64),
                         "valid": np.asarray(valid, dtype=np.uint8),
                         "residues": np.asarray(residues, dtype=np.uint64)}, len(primes))
@@ -72,5 +71,5 @@ def run_series_batch(root: str, token: str, k: int, primes: list[int]) -> dict[s
 
 def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(primes, residues, valid)`` of a committed batch (digest checked)."""
-    arrays = read_arrays(store.root, ref, ("primes", "valid", "residues"))
+    arrays = read_arrays(store.backend, ref, ("primes", "valid", "residues"))
     return arrays["primes"], arrays["residues"], arrays["valid"].astype(bool)

@@ -16,10 +16,9 @@ from typing import Any
 import click
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.cluster.commands import EXIT_BAD_INPUT, EXIT_FAILED
-from ladders.cluster.commands import boards, bounds, coins, plan, plot, runs, simulate, solve, stats
-from ladders.cluster.errors import ClusterError
-
+from ladders.cluster.commands import (boards, bounds, coins, plan, plot, runs, simulate, solve,
+                                      stats)
+from ladders.cluster.errors import EXIT_BAD_INPUT, EXIT_CTRL_C, EXIT_FAILED, ClusterError
 
 #: Characters of one word of an error message shown in full; longer ones (an option
 #: value of 5,000 digits, a line of junk) are cut to an excerpt.
@@ -54,7 +53,7 @@ class LaddersGroup(click.Group):
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("ladders: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_CTRL_C)
         except (ValueError, OSError) as exc:  # BoardError is a ValueError
             click.echo(f"ladders: error: {excerpt(str(exc))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
@@ -89,8 +88,6 @@ for _command in (boards.boards, boards.show, stats.stats, bounds.bounds, simulat
                  plot.plot):
     cli.add_command(_command)
 
-PLOT_KINDS = plot.PLOT_KINDS
-
 
 def main() -> None:
     """Console entry point.
@@ -99,7 +96,7 @@ def main() -> None:
     finished its work and its (atomic) writes when it returns, a local cluster is closed
     and its workers joined by then, and the threads still alive are libraries' idle
     ones (zarr's I/O loop, Dask's offload pool). What the interpreter's exit does for
-    child processes is done first (:func:`~ladders.cluster.executor.end_local_processes`).
+    child processes is done first (:func:`~ladders.cluster.connect.end_local_processes`).
     Tearing the interpreter down would free numba's, flint's and Dask's objects one by
     one: 0.15 s after ``ladders solve hasbro --table``, 0.17 s after a solve on a local
     cluster.
@@ -110,7 +107,7 @@ def main() -> None:
         if not (exc.code is None or isinstance(exc.code, int)):
             raise
         if "multiprocessing" in sys.modules:
-            from ladders.cluster.executor import end_local_processes
+            from ladders.cluster.connect import end_local_processes
             end_local_processes()
         try:
             sys.stdout.flush()

@@ -39,7 +39,6 @@ from ladders.solver.checks.simulate import diagonal_estimate, estimate_errors, s
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
 FORMATS = ("png", "svg")
 MISSING_MATPLOTLIB = "matplotlib is not installed: pip install 'ladders[plot]'"
 

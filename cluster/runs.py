@@ -15,63 +15,65 @@ from typing import Any
 
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.store import RunStore, pid_alive
-from ladders.cluster.engines import (SolveRequest, check_request, choose_engine, cross_report,
-                                     get_engine)
-from ladders.cluster.session import Outcome, versions
+from ladders.cluster import session
+from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
+                                     cross_report, get_engine)
+from ladders.cluster.session import versions
 from ladders.solver.checks.residue_check import CHECK_LIMIT
 from ladders.solver.checks.verify import verify_answer
 from ladders.solver.exact import bits_to_digits, fraction_to_str, str_to_fraction
 from ladders.solver.problem import Problem
-
-ProgressFn = Callable[[int, int, int], None]
+from ladders.solver.result import Solution
 
 
 def solve(problem: Problem, engine: str | None = None, request: SolveRequest | None = None, *,
-          progress: ProgressFn | None = None, should_stop: Callable[[], bool] = lambda: False,
-          **options: Any) -> Outcome:
+          progress: Progress | None = None, should_stop: Callable[[], bool] = lambda: False,
+          started: float | None = None, **options: Any) -> Solution:
     """Solve ``problem`` exactly with ``engine`` (default: the preferred one) and verify it.
 
-    How: ``request``, or its fields as keywords (``checkpoint=``, ``spec=``, ``seed=``...).
-    ``seconds`` of the outcome is the wall time of this call, verification included.
-    ``progress(done, total, digits_so_far, stage=None)`` is called as work finishes
-    (``stage``: a description and unit when a new phase starts, e.g. the modular
-    engine's factorization); ``should_stop`` is polled, and a stopped run returns an
-    interrupted outcome (resumable when it has a store).
+    How: ``request``, or its fields and the engines' options as keywords
+    (``checkpoint=``, ``spec=``, ``seed=``, ``batch_primes=``...). ``progress`` is
+    called as work finishes (:class:`~ladders.cluster.engines.Progress`);
+    ``should_stop`` is polled, and a stopped run returns an interrupted solution
+    (resumable when it has a store). ``seconds`` of the solution is the wall time from
+    ``started`` (the caller's ``time.perf_counter()``, default: this call's start) to
+    the end, verification included.
     """
-    request = request or SolveRequest(**options)
+    started = time.perf_counter() if started is None else started
+    request = request or SolveRequest.build(**options)
     driver = get_engine(engine) if engine else choose_engine(problem)
     check_request(driver, problem, request)
-    return _timed(lambda: driver.solve(problem, request, progress, should_stop))
+    return session.solve(driver, problem, request, progress, should_stop, started)
 
 
-def _timed(run: Callable[[], Outcome]) -> Outcome:
-    """``run()``, whose outcome reports its whole wall time in ``seconds``: the solve and
-    everything after it (the verification, writing the store), not the engine's share."""
-    t0 = time.perf_counter()
-    out = run()
-    out.seconds = time.perf_counter() - t0
-    return out
+def open_store(path: str) -> RunStore:
+    """A stored run, opened with its engine's manifest format."""
+    probe = RunStore.open(path)
+    return RunStore(probe.backend, probe.run, get_engine(probe.engine).state_type)
 
 
 def open_run(path: str) -> tuple[RunStore, Problem]:
     """A stored run and the problem it solves, rebuilt and checked against its digest."""
-    store = RunStore.open(path)
+    store = open_store(path)
+    driver = get_engine(store.engine)
     try:
         problem = Problem.from_json(store.run["problem"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise StoreError(f"{store.root}/run.json: its problem cannot be rebuilt "
-                         f"({type(exc).__name__}: {exc}); {store.damaged(store.root)}") from None
-    if get_engine(store.engine).digest(problem) != store.run.get("system_digest"):
-        raise StoreError(f"{store.root}: the stored problem no longer builds the system it was "
+        raise StoreError(f"{store.url}/run.json: its problem cannot be rebuilt "
+                         f"({type(exc).__name__}: {exc}); {store.damaged()}") from None
+    if driver.digest(problem) != store.run.get("system_digest"):
+        raise StoreError(f"{store.url}: the stored problem no longer builds the system it was "
                          "solving (another ladders version, or a damaged run.json); start a new run")
     return store, problem
 
 
-def resume(path: str, request: SolveRequest | None = None, *, progress: ProgressFn | None = None,
-           should_stop: Callable[[], bool] = lambda: False, **options: Any) -> Outcome:
+def resume(path: str, request: SolveRequest | None = None, *, progress: Progress | None = None,
+           should_stop: Callable[[], bool] = lambda: False, started: float | None = None,
+           **options: Any) -> Solution:
     """Continue a stored run from its last committed manifest (``request`` or its fields
     as keywords: where to run, ``spec=`` and ``executor=``)."""
-    request = request or SolveRequest(**options)
+    started = time.perf_counter() if started is None else started
+    request = request or SolveRequest.build(**options)
     store, problem = open_run(path)
     mine, theirs = versions(), store.run.get("versions", {})
     if mine.get("ladders") != theirs.get("ladders") or mine.get("gmpy2") != theirs.get("gmpy2"):
@@ -82,12 +84,12 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
     driver = get_engine(store.engine)
     # the run was started, so its size was accepted (or forced) then: do not refuse it now
     check_request(driver, problem, replace(request, force=True))
-    return _timed(lambda: driver.resume(store, problem, request, progress, should_stop))
+    return session.resume(driver, store, problem, request, progress, should_stop, started)
 
 
 def status(path: str) -> dict[str, Any]:
     """State of a stored run from its files alone (no cluster needed)."""
-    store = RunStore.open(path)
+    store = open_store(path)
     manifest = store.newest()  # what a resume continues from
     figures = get_engine(store.engine).status(store, manifest)
     lock = store.locked_by()
@@ -101,7 +103,7 @@ def status(path: str) -> dict[str, Any]:
         state = "interrupted (stale lock)"
     else:
         state = "interrupted" if done < total or not total else "finished, not verified"
-    return {"store": str(store.root), "state": state, "engine": store.engine,
+    return {"store": store.url, "state": state, "engine": store.engine,
             "problem": store.run["problem"], "unknowns": store.run.get("unknowns", 0),
             "size": f"{store.run.get('unknowns', 0):,} unknowns", **figures,
             "digits_so_far": bits_to_digits(manifest.max_bits),

@@ -1,60 +1,37 @@
-"""The run session every engine driver shares: the outcome it reports, the store's
-run.json, the LOCK, the cluster connection, and the record of a verified answer.
+"""The run session, written once for every engine: lock the store, open the engine's
+work, run it in this process or on a Dask cluster, stop cleanly on an interrupt, read
+the answer, verify it, record it, and hand back one frozen
+:class:`~ladders.solver.result.Solution`.
 
-A driver (``ladders/cluster/engines/NAME.py``) opens a session with :func:`locked`
-(and :class:`ClusterStart` with :func:`connect_checked` when its tasks run on Dask), drives its work with the loops
-of :mod:`ladders.cluster.executor`, verifies with :mod:`ladders.solver.checks.verify`,
-and ends with :func:`record`.
+An engine's driver (``ladders/cluster/engines/NAME.py``) supplies only what differs:
+its store (:meth:`Engine.create_store`), its work (:meth:`Engine.open_work`, a
+:class:`~ladders.cluster.loops.Work`) and how its final answer is read
+(:meth:`Engine.answer`). The checks the answer is compared with (the Markov bounds, and
+where the engine asks for it another engine's answer) are computed by :class:`Checks`
+in this process while the workers compute, or after the work in a serial run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import platform
+import random
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from ladders.checkpoints.store import RunStore
-from ladders.cluster.executor import ClusterSpec, check_workers, connect
-from ladders.solver.exact import FractionTable, mpq
-from ladders.solver.problem import Problem
+from ladders.cluster.connect import ClusterStart, connect_checked
+from ladders.cluster.engines import Answer, Engine, Progress, SolveRequest
+from ladders.cluster.loops import run_dask, run_serial
+from ladders.solver.result import Solution
 
-#: Exit code of a solve stopped by Ctrl-C or SIGTERM with a consistent store (EX_TEMPFAIL).
-EXIT_INTERRUPTED = 75
-#: Problems this small run in memory unless a store or a cluster is asked for.
-IN_MEMORY_LIMIT = 2000
-
-
-@dataclass
-class Outcome:
-    """What a solve produced (``seats`` is empty when it was interrupted).
-
-    ``table``: two players, when asked, every ``P(a, b)`` keyed by ``(a, b)`` (an ``mpq``
-    on access; :meth:`~ladders.solver.exact.FractionTable.texts` for the exact texts).
-    ``details``: what the engine reports about its work (prime, lifting steps, ...).
-    """
-
-    problem: Problem
-    seats: list[mpq]
-    seconds: float
-    executor: str
-    verified: dict[str, Any] = field(default_factory=dict)
-    interrupted: bool = False
-    store: Path | None = None
-    tasks_run: int = 0
-    tasks_total: int = 0
-    store_bytes: int = 0
-    startup_seconds: float = 0.0  # starting or reaching the cluster, checking its workers
-    engine: str = ""
-    table: FractionTable | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
+if TYPE_CHECKING:
+    from ladders.checkpoints.store import RunStore
+    from ladders.solver.exact import mpq
+    from ladders.solver.problem import Problem
 
 def versions() -> dict[str, str]:
     """Versions that must match between the run that wrote a store and the one resuming."""
@@ -68,133 +45,204 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_json(problem: Problem, engine: str, executor: str, **extra: Any) -> dict[str, Any]:
-    """run.json of a new store: what is solved, how, and with which versions. The race
-    system's digest and size unless ``extra`` gives a ``system_digest`` of its own (an
-    engine that never builds the system)."""
-    out = {"problem": problem.to_json(), "engine": engine, "executor": executor,
-           "versions": versions()}
-    if "system_digest" not in extra:
-        system = problem.system
-        out.update(system_digest=system.digest(), unknowns=system.size, nonzeros=system.nnz)
-    return {**out, **extra}
+def run_json(problem: Problem, engine: Engine, executor: str, digest: str,
+             **extra: Any) -> dict[str, Any]:
+    """run.json of a new store: what is solved (``digest``: what the engine solves, see
+    :meth:`Engine.digest`), how, and with which versions."""
+    return {"problem": problem.to_json(), "engine": engine.name, "executor": executor,
+            "versions": versions(), "system_digest": digest, **extra}
 
 
-def pick_executor(problem: Problem, request_executor: str, spec: ClusterSpec,
-                  checkpoint: str | None = None) -> str:
-    """``auto``: in this process for small problems with no store or cluster asked for."""
-    if request_executor != "auto":
-        return request_executor
-    small = (problem.system.size <= IN_MEMORY_LIMIT and not checkpoint and not spec.remote
-             and not spec.workers)
-    return "serial" if small else "dask"
+def fresh_seed(request: SolveRequest) -> int:
+    """The seed of a run's random primes: the one asked for, else a fresh one."""
+    return request.seed if request.seed is not None else random.SystemRandom().randrange(1 << 32)
 
 
 @contextlib.contextmanager
-def store_dir(checkpoint: str | None) -> Iterator[Path]:
+def store_place(checkpoint: str | None) -> Iterator[str]:
     """``checkpoint``, or a temporary folder removed afterwards."""
     if checkpoint:
-        yield Path(checkpoint)
+        yield checkpoint
         return
-    tmp = Path(tempfile.mkdtemp(prefix="ladders-run-"))
+    tmp = tempfile.mkdtemp(prefix="ladders-run-")
     try:
-        yield tmp / "run"
+        yield f"{tmp}/run"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+class Checks(threading.Thread):
+    """What the verification compares an answer with: Markov bounds that agree to the
+    engine's digits, and the in-memory answer of the engine it cross-checks with
+    during a run (:meth:`Engine.run_cross`, unless that would take long). With a Dask
+    cluster they are computed here while the workers compute (the driver only waits
+    for receipts meanwhile); in a serial run, after the work."""
+
+    def __init__(self, engine: Engine, problem: Problem) -> None:
+        super().__init__(name="ladders-checks", daemon=True)
+        self.engine, self.problem = engine, problem
+        self.bounds: Any = None
+        self.checker = engine.run_cross(problem)
+        self.cross = None if self.checker is None else self.checker.name
+        self.cross_seats: list[mpq] | None = None
+        self.skip: str | None = None
+        self.seconds = {"bounds": 0.0, "cross": 0.0}
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from ladders.solver.checks.bounds import bounds_within
+        try:
+            t0 = time.perf_counter()
+            digits, budget = self.engine.bounds_digits(self.problem)
+            self.bounds = bounds_within(self.problem.chain, self.problem.players, digits, budget)
+            t1 = time.perf_counter()
+            self.seconds["bounds"] = t1 - t0
+            if self.checker is not None:
+                self.skip = self.checker.cross_skip(self.problem)
+                if self.skip is None:
+                    self.cross_seats = self.checker.seats_in_memory(self.problem)
+                self.seconds["cross"] = time.perf_counter() - t1
+        except BaseException as exc:  # raised again in the driver's thread by result()
+            self.error = exc
+
+    def result(self) -> Checks:
+        if self.ident is None:
+            self.run()  # never started (no cluster): compute now, in this thread
+        else:
+            self.join()
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def verify(self, answer: Answer) -> dict[str, Any]:
+        """The verification report of ``answer``: the bounds, the engine's certificate,
+        the cross-check compared with ``==``, and the independent solve modulo a random
+        prime (tier 2) only where neither a certificate nor a cross-check vouches for
+        the answer."""
+        from ladders.solver.checks.verify import cross_check, verify_answer
+        self.result()
+        cross = None
+        if self.cross is not None:
+            cross = cross_check(self.problem, answer.seats, self.cross,
+                                lambda _: self.cross_seats or [], self.skip)
+            if self.skip is None:
+                cross["seconds"] = round(self.seconds["cross"], 3)
+        vouched = answer.certificate is not None or (cross is not None and not cross.get("skipped"))
+        digits, _ = self.engine.bounds_digits(self.problem)
+        report = verify_answer(self.problem, answer.seats, primes=0 if vouched else 1,
+                               certificate=answer.certificate, cross=cross, digits=digits,
+                               bounds=self.bounds)
+        report["bounds"]["seconds"] = round(self.seconds["bounds"], 3)
+        return report
+
+
+def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Progress | None,
+          should_stop: Callable[[], bool], started: float) -> Solution:
+    """A new run of ``engine`` on ``problem`` (``started``: the caller's clock at the
+    start, so that ``seconds`` is the whole call's wall time)."""
+    executor = engine.pick_executor(problem, request)
+    if not engine.keeps_store(problem, request, executor):
+        return _drive(engine, problem, request, None, executor, progress, should_stop, started, {})
+    with store_place(request.checkpoint) as where:
+        t0 = time.perf_counter()
+        store = engine.create_store(where, problem, request, executor)
+        stages = {"store": time.perf_counter() - t0}
+        return _drive(engine, problem, request, store, executor, progress, should_stop, started,
+                      stages)
+
+
+def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequest,
+           progress: Progress | None, should_stop: Callable[[], bool], started: float) -> Solution:
+    """Continue a stored run, on the executor it was started with unless the request
+    names another."""
+    executor = request.executor if request.executor != "auto" else store.run["executor"]
+    return _drive(engine, problem, request, store, executor, progress, should_stop, started, {},
+                  resumed=True)
+
+
+def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunStore | None,
+           executor: str, progress: Progress | None, should_stop: Callable[[], bool],
+           started: float, stages: dict[str, float], resumed: bool = False) -> Solution:
+    """The session: lock, run, answer, verify, record (see the module docstring)."""
+    with _locked(store):
+        work = engine.open_work(store, problem, request, progress, should_stop)
+        checks = Checks(engine, problem)
+        startup = 0.0
+
+        def report() -> None:
+            figures = work.figures()
+            if progress is not None and figures is not None:
+                progress(*figures)
+
+        t0 = time.perf_counter()
+        if executor == "serial":
+            interrupted = run_serial(work, should_stop, report)
+            stages["solve"] = time.perf_counter() - t0
+            answered = None if interrupted else _answer(engine, work, problem, request, checks, stages)
+        else:
+            assert store is not None, "a Dask run keeps a store"
+            spec = request.spec
+            with ClusterStart(spec) as cluster:
+                if work.head_start and not spec.remote:
+                    # while a local cluster's workers start (a remote one's are up already),
+                    # this process runs the first items: the start of the critical path
+                    run_serial(work, lambda: cluster.up() or should_stop(), report)
+                client, workers, startup = connect_checked(cluster, store.worker_url, work.modules)
+                t0 += startup
+                checks.start()
+                interrupted = run_dask(client, work, max(1, workers + work.queued), should_stop,
+                                       report, spec.no_worker_limit)
+                stages["solve"] = time.perf_counter() - t0
+                cluster.release()  # the cluster closes while this process verifies
+                answered = None if interrupted else _answer(engine, work, problem, request, checks,
+                                                            stages)
+        ran, total = work.tally()
+        # a temporary store (no --checkpoint) is gone with this call: nothing to resume
+        kept = store is not None and (resumed or bool(request.checkpoint))
+        common = {"problem": problem, "engine": engine.name, "executor": executor,
+                  "store": store.url if kept else None, "tasks_run": ran,
+                  "tasks_total": total, "startup_seconds": startup}
+        if answered is None:
+            return Solution(seats=(), verified={}, interrupted=True, details={},
+                            seconds=time.perf_counter() - started,
+                            store_bytes=0 if store is None else store.size_bytes(), **common)
+        answer, verified = answered
+        details = {**answer.details, "stages": {k: round(v, 3) for k, v in
+                                                {**stages, **answer.details.get("stages", {}),
+                                                 "startup": startup}.items()}}
+        if store is not None and verified["passed"]:
+            _record(store, engine, answer.seats, verified, time.perf_counter() - started)
+        return Solution(seats=tuple(answer.seats), verified=verified, table=answer.table,
+                        details=details, seconds=time.perf_counter() - started,
+                        store_bytes=0 if store is None else store.size_bytes(), **common)
+
+
+def _answer(engine: Engine, work: Any, problem: Problem, request: SolveRequest, checks: Checks,
+            stages: dict[str, float]) -> tuple[Answer, dict[str, Any]]:
+    """The finished work's answer (the engine reads it) and its verification report."""
+    answer = engine.answer(work, problem, request)
+    t0 = time.perf_counter()
+    verified = checks.verify(answer)
+    stages["verify"] = time.perf_counter() - t0
+    return answer, verified
+
+
 @contextlib.contextmanager
-def locked(store: RunStore) -> Iterator[RunStore]:
-    """Hold the store's LOCK for the session."""
+def _locked(store: RunStore | None) -> Iterator[None]:
+    """Hold the store's LOCK for the session (a run kept in memory has none)."""
+    if store is None:
+        yield
+        return
     store.acquire_lock()
     try:
-        yield store
+        yield
     finally:
         store.release_lock()
 
 
-class ClusterStart:
-    """The cluster being reached or started in a background thread, so that the driver
-    plans and writes the store meanwhile; :meth:`client` waits for it. A context
-    manager: leaving it closes the cluster."""
-
-    def __init__(self, spec: ClusterSpec) -> None:
-        self.spec = spec
-        self.t0 = time.perf_counter()
-        self._ready = threading.Event()
-        self._done = threading.Event()
-        self._client: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="ladders-cluster", daemon=True)
-
-    def _run(self) -> None:
-        try:
-            with connect(self.spec) as client:
-                self._client = client
-                self._ready.set()
-                self._done.wait()
-        except BaseException as exc:  # handed to the driver's thread by client()
-            self._error = exc
-        finally:
-            self._ready.set()
-
-    def __enter__(self) -> ClusterStart:
-        import signal
-        self._sigint: Any = None
-        if not self.spec.remote and threading.current_thread() is threading.main_thread():
-            # Worker processes started while SIGINT is ignored keep ignoring it (an
-            # ignored signal survives exec, and Python then installs no handler), so a
-            # terminal's Ctrl-C reaches the driver alone: it stops cleanly instead of
-            # every worker printing a traceback. Restored once the workers are up.
-            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        self._thread.start()
-        return self
-
-    def up(self) -> bool:
-        """Whether :meth:`client` would return (or raise) now, without waiting."""
-        return self._ready.is_set()
-
-    def client(self) -> Any:
-        """The connected client (the cluster's error, if it failed to start)."""
-        self._ready.wait()
-        self._restore_sigint()
-        if self._error is not None:
-            raise self._error
-        return self._client
-
-    def _restore_sigint(self) -> None:
-        import signal
-        if self._sigint is not None:
-            signal.signal(signal.SIGINT, self._sigint)
-            self._sigint = None
-
-    def release(self) -> None:
-        """Start closing the cluster in the background (the driver goes on verifying)."""
-        self._done.set()
-
-    def __exit__(self, *exc: Any) -> None:
-        self._done.set()
-        self._thread.join()
-        self._restore_sigint()
-
-
-def connect_checked(started: ClusterStart, store: RunStore,
-                    modules: tuple[str, ...] = ()) -> tuple[Any, int, float]:
-    """``(client, workers, seconds waited)``: the cluster ``started`` in the background,
-    once it is up, checked to see the store and to import ``modules``."""
-    t0 = time.perf_counter()
-    client = started.client()
-    workers = check_workers(client, str(store.root.resolve()), modules)
-    return client, workers, time.perf_counter() - t0
-
-
-def record(store: RunStore, out: Outcome, seconds: float) -> None:
-    """COMPLETE.json, written last and only for a verified answer; the store's size."""
-    if out.verified.get("passed"):
-        from ladders.solver.exact import fraction_to_str
-        store.mark_complete({"seats": [fraction_to_str(s) for s in out.seats],
-                             "engine": out.engine, "verified": out.verified,
-                             "seconds_total": seconds, "finished": time.time()})
-    out.store = store.root
-    out.store_bytes = store.size_bytes()
-
+def _record(store: RunStore, engine: Engine, seats: list[mpq], verified: dict[str, Any],
+            seconds: float) -> None:
+    """COMPLETE.json, written last and only for a verified answer."""
+    from ladders.solver.exact import fraction_to_str
+    store.mark_complete({"seats": [fraction_to_str(s) for s in seats], "engine": engine.name,
+                         "verified": verified, "seconds_total": seconds, "finished": time.time()})

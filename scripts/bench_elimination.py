@@ -35,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import solve
 from ladders.solver.problem import Problem
 from ladders.solver.games.board import Board, load_board, make_board, preset_board

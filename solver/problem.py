@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from ladders.solver.checks.bounds import check_players
-from ladders.solver.checks.estimate import RaceSize, race_size
+from ladders.solver.estimate import RaceSize, race_size
 from ladders.solver.games.board import Board, board_from_json, board_to_json
 from ladders.solver.games.chain import AbsorbingChain, build_chain
 from ladders.solver.games.race import race_system, race_unknowns
@@ -38,7 +38,7 @@ class Problem:
     @cached_property
     def size(self) -> RaceSize:
         """What the race's system amounts to, estimated without building it
-        (:func:`ladders.solver.checks.estimate.race_size`)."""
+        (:func:`ladders.solver.estimate.race_size`)."""
         return race_size(self.chain, self.players)
 
     @property

@@ -3,6 +3,8 @@ clusters, against the other engines; kill -9 and resume through the real program
 
 from __future__ import annotations
 
+from ladders.cluster.runs import open_store
+
 import gzip
 import json
 import os
@@ -17,12 +19,12 @@ import pytest
 from distributed import Client, LocalCluster
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.checkpoints.batches import committed_batches
 from ladders.checkpoints.store import RunStore
-from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import resume, solve, verify_stored
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
+
 from ladders.solver.engines.crt import FormAccumulator, prime_sequence, solve_mod
 from ladders.solver.engines.modular import solve_dixon
 from ladders.solver.engines.elimination import eliminate_target
@@ -73,7 +75,7 @@ def test_a_candidate_missing_a_factor_of_2_is_widened_not_retried_for_ever() -> 
     ex = EXAMPLES["d3-4"]
     problem = Problem.build(ex.board, ex.players)
     out = solve(problem, "crt", executor="serial", seed=4197765137)
-    assert out.seats == reference(problem)
+    assert list(out.seats) == reference(problem)
     assert out.tasks_run == 1
     assert out.verified["certificate"]["rejected_candidates"] == 2
 
@@ -86,14 +88,14 @@ def test_crt_on_a_dask_cluster_then_resume(tmp_path) -> None:
         def stop_after_a_batch() -> bool:
             # stop on the first poll after a batch is committed: a count of polls
             # raced the workers' start on a slow machine (CI saw none committed)
-            return os.path.isdir(path) and bool(committed_batches(RunStore.open(path).current()))
+            return os.path.isdir(path) and bool(open_store(path).current().state.batches)
         first = solve(problem, "crt", checkpoint=path, spec=ClusterSpec(scheduler=lc.scheduler_address),
                       executor="dask", seed=2, batch_primes=1, should_stop=stop_after_a_batch)
-        assert first.interrupted and first.seats == []
-        done = len(committed_batches(RunStore.open(path).current()))
+        assert first.interrupted and first.seats == ()
+        done = len(open_store(path).current().state.batches)
         assert done >= 1
         out = resume(path, spec=ClusterSpec(scheduler=lc.scheduler_address))
-    assert out.seats == reference(problem)
+    assert list(out.seats) == reference(problem)
     assert out.tasks_total >= done and out.verified["passed"]
     with pytest.raises(StoreError, match="complete already"):
         resume(path)
@@ -109,7 +111,7 @@ def test_a_damaged_batch_is_refused(tmp_path) -> None:
         return calls["n"] > 3
     solve(problem, "crt", executor="serial", seed=4, batch_primes=1, checkpoint=str(path),
           should_stop=stop_soon)
-    ref = next(iter(committed_batches(RunStore.open(path).current()).values()))
+    ref = next(iter(open_store(path).current().state.batches.values()))
     chunk = path / ref.path / "residues" / "0.0.0"
     data = bytearray(chunk.read_bytes())
     data[-10] ^= 1
@@ -142,13 +144,13 @@ def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
     while time.time() < deadline:
         time.sleep(0.05)
         try:
-            if len(committed_batches(RunStore.open(store).current())) >= want:
+            if len(open_store(store).current().state.batches) >= want:
                 break
         except (StoreError, OSError, ValueError):
             continue
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    at_kill = len(committed_batches(RunStore.open(store).newest()))  # as resume adopts it
+    at_kill = len(open_store(store).newest().state.batches)  # as resume adopts it
     output = tmp_path / "seats.json.gz"
     resumed = _finish(["resume", str(store), "--output", str(output)])
     whole = _finish(["solve", *solve_args, "--checkpoint", str(tmp_path / "whole")])
@@ -159,14 +161,14 @@ def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
     assert resumed["store"]["tasks_run"] == whole["store"]["tasks_run"] - at_kill
     assert not [p for p in (store / "residues").iterdir()
                 if p.name not in {r.path.split("/")[-1] for r in
-                                  committed_batches(RunStore.open(store).current()).values()}]
+                                  open_store(store).current().state.batches.values()}]
 
 
 def test_verify_of_a_modular_run_cross_checks_with_elimination(tmp_path) -> None:
     store = tmp_path / "run"
     problem = Problem.build(EXAMPLES["hasbro20-2"].board, 2)
     out = solve(problem, "modular", checkpoint=str(store), seed=1)
-    assert out.store == store and RunStore.open(store).completed()["engine"] == "modular"
+    assert out.store == str(store) and RunStore.open(store).completed()["engine"] == "modular"
     report = verify_stored(str(store), primes=1)["report"]
     assert report["passed"] and report["cross"]["engine"] == "elimination"
     assert report["cross"]["passed"] and report["matches_complete_json"]
@@ -182,10 +184,10 @@ def test_verify_of_a_series_run_too_big_to_solve_again_uses_fresh_primes(tmp_pat
     out = solve(problem, "series", checkpoint=str(store), seed=1)
     assert runs.status(str(store))["size"] == "polynomials of degree 8 and 21"  # no system
     small = verify_stored(str(store), primes=1)["report"]
-    assert small["passed"] and len(small["modular"]["primes"]) == 1
+    assert small["passed"] and len(small["residues"]["primes"]) == 1
     monkeypatch.setattr(runs, "CHECK_LIMIT", problem.unknowns - 1)
     report = verify_stored(str(store), primes=2, seed=4)["report"]
-    assert "modular" not in report and report["certificate"]["check"] == "confirmation"
+    assert "residues" not in report and report["certificate"]["check"] == "confirmation"
     assert report["passed"] and report["matches_complete_json"]
     assert [x["agree"] for x in report["certificate"]["primes"]] == [True, True]
-    assert verify_stored(str(store), primes=2, seed=4)["seats"] == out.seats
+    assert verify_stored(str(store), primes=2, seed=4)["seats"] == list(out.seats)

@@ -3,6 +3,8 @@ processes on 127.0.0.1. Every answer is compared with the serial executor (==)."
 
 from __future__ import annotations
 
+from ladders.cluster.runs import open_store
+
 import json
 import os
 import shutil
@@ -20,10 +22,12 @@ from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.store import RunStore
 from ladders.cluster.errors import ClusterError
 from ladders.cluster.engines.elimination import WORKER_MODULES
-from ladders.cluster.executor import ClusterSpec, WorkerWatch, check_workers
+from ladders.cluster.connect import ClusterSpec, check_workers
+from ladders.cluster.loops import WorkerWatch
 from ladders.cluster.runs import resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
+
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.engines.elimination_plan import make_plan
 from ladders.solver.games.race import seats_from_values
@@ -48,7 +52,7 @@ def test_dask_equals_serial(cluster, tmp_path, ex) -> None:
     problem = Problem.build(ex.board, ex.players)
     out = solve(problem, "elimination", checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=lc.scheduler_address),
                 executor="dask", block_size=16)
-    assert out.seats == reference(problem, 16)
+    assert list(out.seats) == reference(problem, 16)
     assert out.verified["passed"]
     assert RunStore.open(tmp_path / "run").completed() is not None
 
@@ -59,17 +63,17 @@ def test_default_local_cluster_and_resume_after_stop(tmp_path) -> None:
 
     def stop_after_a_task() -> bool:
         # a count of polls raced the workers' start on a slow machine
-        return os.path.isdir(path) and bool(RunStore.open(path).current().done)
+        return os.path.isdir(path) and bool(open_store(path).current().state.done)
 
     first = solve(problem, "elimination", checkpoint=path, spec=ClusterSpec(workers=2), executor="dask",
                   block_size=40, should_stop=stop_after_a_task)
-    assert first.interrupted and first.seats == []
-    done = len(RunStore.open(path).current().done)
+    assert first.interrupted and first.seats == ()
+    done = len(open_store(path).current().state.done)
     assert 0 < done < first.tasks_total
     second = resume(path, spec=ClusterSpec(workers=2))
     assert not second.interrupted
     assert second.tasks_run == first.tasks_total - done  # nothing committed is redone
-    assert second.seats == reference(problem, 40)
+    assert list(second.seats) == reference(problem, 40)
 
 
 def test_workers_are_checked_to_import_what_their_tasks_run(cluster, tmp_path) -> None:
@@ -94,7 +98,7 @@ def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path) -> N
     time.sleep(2.0)
     os.kill(pids[0], signal.SIGKILL)
     thread.join(timeout=300)
-    assert result["out"].seats == reference(problem, 60)
+    assert list(result["out"].seats) == reference(problem, 60)
     client.wait_for_workers(2, timeout=60)
 
 
@@ -180,7 +184,7 @@ def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
         problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
         out = solve(problem, "elimination", checkpoint=str(tmp_path / "run"), spec=ClusterSpec(scheduler=address),
                     executor="dask", block_size=32)
-        assert out.seats == reference(problem, 32)
+        assert list(out.seats) == reference(problem, 32)
     finally:
         _stop(procs)
 
@@ -206,7 +210,7 @@ def test_a_cluster_whose_workers_all_died_is_an_error_then_resumes(tmp_path) -> 
         assert time.monotonic() - t0 < 60
         procs.append(_dask_process("worker", address, "--nthreads", "1"))
         out = resume(path, spec=spec, executor="dask")
-        assert out.seats == reference(problem, 20)
+        assert list(out.seats) == reference(problem, 20)
         assert 0 < out.tasks_run < out.tasks_total
     finally:
         _stop(procs)

@@ -13,15 +13,16 @@ import pytest
 from distributed import LocalCluster
 
 from examples import EXAMPLES
-from ladders.cluster.engines import SolveRequest, check_request, engines
-from ladders.cluster.executor import ClusterSpec
+
+from ladders.cluster.engines import SolveRequest, check_request, engines, takes
+from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import solve
 from ladders.solver.exact import mpq
 from ladders.solver.problem import Problem
 from oracle import oracle_seats
 
 ENGINES = sorted(engines())
-CLUSTER_ENGINES = sorted(n for n, e in engines().items() if "cluster" in e.options)
+CLUSTER_ENGINES = sorted(n for n, e in engines().items() if takes(e, "cluster"))
 _ORACLE: dict[str, list[mpq]] = {}
 
 
@@ -34,7 +35,7 @@ def expected(name: str) -> list[mpq]:
 
 
 def check(name: str, out) -> None:
-    assert out.seats == expected(name)
+    assert list(out.seats) == expected(name)
     assert sum(out.seats, mpq(0)) == 1
     assert out.verified["passed"], out.verified
 
@@ -50,7 +51,7 @@ def scheduler():
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_in_this_process(name: str, engine: str, tmp_path) -> None:
     problem = Problem.build(EXAMPLES[name].board, EXAMPLES[name].players)
-    options = {"executor": "serial"} if "executor" in engines()[engine].options else {}
+    options = {"executor": "serial"} if takes(engines()[engine], "executor") else {}
     check(name, solve(problem, engine, **options))
 
 
@@ -83,5 +84,5 @@ def test_a_series_run_stops_and_resumes_to_the_same_fractions(tmp_path) -> None:
     assert stopped.interrupted and stopped.tasks_run == 1
     from ladders.cluster.runs import resume
     out = resume(str(tmp_path / "run"))
-    assert out.seats == expected("tiny10-3") and out.verified["passed"]
+    assert list(out.seats) == expected("tiny10-3") and out.verified["passed"]
     assert out.tasks_total > out.tasks_run  # the committed batch was not redone

@@ -1,4 +1,4 @@
-"""Sizing races before solving them: ``ladders.solver.checks.estimate`` and ``ladders plan``."""
+"""Sizing races before solving them: ``ladders.solver.estimate`` and ``ladders plan``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from examples import EXAMPLES
 from ladders.solver.games.board import preset_board
 from ladders.solver.games.chain import build_chain
 from ladders.solver.engines.modular import solve_dixon
-from ladders.solver.checks.estimate import race_size, recurrent_states
+from ladders.solver.estimate import race_size, recurrent_states
 from ladders.solver.games.race import race_system
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import solve
 from ladders.solver.problem import Problem
 from ladders.solver.games.board import preset_board

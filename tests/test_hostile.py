@@ -4,6 +4,9 @@ a damaged store is refused with the way out or recovered without losing an answe
 
 from __future__ import annotations
 
+from ladders.checkpoints.batches import BatchState
+from ladders.cluster.runs import open_store
+
 import json
 import os
 import socket
@@ -190,7 +193,7 @@ def test_current_set_back_rolls_forward_and_loses_nothing(tmp_path) -> None:
     (store / "COMPLETE.json").unlink()
     current = int((store / "manifest" / "CURRENT").read_text())
     (store / "manifest" / "CURRENT").write_text(str(current - 1))
-    RunStore.open(store).acquire_lock()  # what resume does first
+    open_store(store).acquire_lock()  # what resume does first
     assert int((store / "manifest" / "CURRENT").read_text()) == current
     (store / "LOCK").unlink()
     proc = ladders("resume", str(store), "--json")
@@ -205,7 +208,7 @@ def test_a_failed_create_leaves_no_half_store(tmp_path) -> None:
     store = tmp_path / "run"
     store.mkdir()
     with pytest.raises(ZeroDivisionError):
-        RunStore.create(store, {"problem": {}}, segments=lambda root: {1 // 0: None})
+        RunStore.create(str(store), {"problem": {}}, BatchState, lambda _: 1 // 0)
     assert list(store.iterdir()) == []  # as it was: the same command can run again
 
 
@@ -234,7 +237,7 @@ def stop_modular_while_factoring(board: Path, store: Path) -> None:
     """Start a modular solve of ``board`` with 3 players into ``store`` and SIGTERM it
     2 s after it says what it solves: during the factorization (about 9 s on hasbro
     cut at 49). It must stop within seconds, exit 75 and leave a resumable store."""
-    from ladders.cluster.session import EXIT_INTERRUPTED
+    from ladders.cluster.errors import EXIT_INTERRUPTED
     proc = subprocess.Popen([*LADDERS, "solve", str(board), "-k", "3", "--engine", "modular",
                              "--checkpoint", str(store)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

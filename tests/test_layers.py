@@ -42,11 +42,23 @@ def test_cli_help_imports_no_heavy_framework() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_gmpy2_is_imported_in_one_module_only() -> None:
+def imported_libraries(path: Path) -> set[str]:
+    """The top-level names of every module that ``path`` imports, anywhere in its text."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize(("library", "owner"), [("gmpy2", "solver/exact.py"),
+                                                ("flint", "solver/exact_flint.py")])
+def test_each_big_number_library_is_imported_in_one_module_only(library: str, owner: str) -> None:
     users = sorted(str(p.relative_to(ROOT)) for layer in ("solver", "checkpoints", "cluster")
-                   for p in (ROOT / layer).rglob("*.py")
-                   if "import gmpy2" in p.read_text() or "from gmpy2" in p.read_text())
-    assert users == ["solver/exact.py"]
+                   for p in (ROOT / layer).rglob("*.py") if library in imported_libraries(p))
+    assert users == [owner]
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -4,6 +4,8 @@ what was in flight when the driver died (nothing a committed manifest lists)."""
 
 from __future__ import annotations
 
+from ladders.cluster.runs import open_store
+
 import json
 import os
 import random
@@ -16,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from ladders.checkpoints.elimination import plan_of
-from ladders.checkpoints.store import RunStore
-from ladders.cluster.session import EXIT_INTERRUPTED
+from ladders.cluster.errors import EXIT_INTERRUPTED
 
 LADDERS = [sys.executable, "-m", "ladders.cluster.cli"]
 
@@ -59,7 +60,7 @@ def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra:
     while time.time() < deadline:
         time.sleep(0.2)
         try:
-            done = len(RunStore.open(store).current().done)
+            done = len(open_store(store).current().state.done)
         except Exception:
             continue
         if done >= rng.randint(1, 6):
@@ -67,8 +68,8 @@ def kill_and_resume(tmp_path: Path, board: str, executor: str, seed: int, extra:
     time.sleep(rng.random())
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    stored = RunStore.open(store)
-    done_at_kill = len(stored.newest().done)  # a manifest written just before the kill counts
+    stored = open_store(store)
+    done_at_kill = len(stored.newest().state.done)  # a manifest written just before the kill counts
     total = len(plan_of(stored).tasks())
     assert done_at_kill < total, "the run finished before the kill; give it more tasks"
     resumed = finish(["resume", str(store), *extra])
@@ -90,7 +91,7 @@ def test_ctrl_c_and_sigterm_leave_a_resumable_store(tmp_path) -> None:
         store = tmp_path / f"run-{sig.name}"
         proc = start(["solve", board, "--engine", "elimination", "--checkpoint", str(store),
                       "--executor", "serial", "--block-size", "20"])  # 387 tasks, as above
-        while not (store / "manifest" / "CURRENT").exists() or len(RunStore.open(store).current().done) < 3:
+        while not (store / "manifest" / "CURRENT").exists() or len(open_store(store).current().state.done) < 3:
             time.sleep(0.1)
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
@@ -111,11 +112,11 @@ def test_status_and_verify_of_a_finished_run(tmp_path) -> None:
     assert st["state"] == "complete" and st["tasks_done"] == st["tasks_total"]
     assert st["result"]["seats"][0] == solved["seats"][0]["exact"]
     ver = finish(["verify", str(store), "--primes", "2"])
-    assert ver["verified"]["passed"] and len(ver["verified"]["modular"]["primes"]) == 2
+    assert ver["verified"]["passed"] and len(ver["verified"]["residues"]["primes"]) == 2
     assert ver["verified"]["cross"] == {**ver["verified"]["cross"], "engine": "series", "passed": True}
     # a damaged committed segment makes verify fail with one line, no traceback
-    manifest = RunStore.open(store).current()
-    seg = next(iter(manifest.factored.values()))
+    manifest = open_store(store).current()
+    seg = next(iter(manifest.state.factored.values()))
     chunk = store / seg.path / "rows" / "0"
     data = bytearray(chunk.read_bytes())
     data[-10] ^= 1
@@ -156,14 +157,14 @@ def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
         assert time.time() < deadline, "no lifting state reached 256 steps"
         time.sleep(0.05)
         try:
-            steps = RunStore.open(store).current().extra.get("steps", 0)
+            steps = open_store(store).current().state.steps
         except Exception:
             continue
         if steps >= 256:
             break
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    at_kill = RunStore.open(store).current().extra["steps"]
+    at_kill = open_store(store).current().state.steps
     resumed = finish(["resume", str(store)])
     assert resumed["seats"] == whole and resumed["details"]["resumed_from_step"] >= at_kill
     assert len(list((store / "lift").iterdir())) == 1  # leftovers of the killed run are gone

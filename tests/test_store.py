@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,10 +14,11 @@ from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.files import MEMBER_BYTES, gzip_members
 from ladders.checkpoints.segments import decode_rows, encode_rows
 from ladders.checkpoints.store import RunStore
-from ladders.checkpoints.elimination import create_store, plan_of, stored_answer
+from ladders.checkpoints.elimination import EliminationState, create_store, plan_of, stored_answer
 from ladders.cluster.engines.elimination import EliminationWork
-from ladders.cluster.executor import run_serial
+from ladders.cluster.loops import run_serial
 from examples import EXAMPLES
+
 from ladders.solver.games.chain import build_chain
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.exact import mpz
@@ -31,15 +33,21 @@ def small_system():
 def new_store(tmp_path, block_size: int = 40):
     system = small_system()
     plan = make_plan(system, block_size)
-    store = create_store(tmp_path / "run", {"problem": "test", "unknowns": system.size}, system, plan)
+    run = {"problem": {"board": "hasbro cut at 20"}, "engine": "elimination", "unknowns": system.size}
+    store = create_store(str(tmp_path / "run"), run, system, plan)
     return system, plan, store
+
+
+def reopen(store: RunStore) -> RunStore:
+    """The store opened again, as another process would."""
+    return RunStore.open(store.url, EliminationState)
 
 
 def run_in_process(store: RunStore, stop_after: int | None = None):
     """The serial executor's loop over the store, stopped after ``stop_after`` tasks;
     returns the last committed manifest."""
     work = EliminationWork(store)
-    run_serial(work, lambda: stop_after is not None and work.ran >= stop_after)
+    run_serial(work, lambda: stop_after is not None and work.tally()[0] >= stop_after)
     return work.committed
 
 
@@ -57,32 +65,32 @@ def test_rows_round_trip_with_huge_and_negative_integers() -> None:
 def test_serial_over_store_equals_in_memory(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     manifest = run_in_process(store)
-    assert stored_answer(store, system, manifest) == eliminate_target(system, plan)
+    assert stored_answer(store, system, manifest.state) == eliminate_target(system, plan)
     # only the last factored block is left once every update is done
-    assert set(manifest.factored) == {len(plan.blocks) - 1} and manifest.groups == {}
+    assert set(manifest.state.factored) == {len(plan.blocks) - 1} and manifest.state.groups == {}
 
 
 def test_interrupted_run_resumes_to_the_same_answer(tmp_path) -> None:
     system, plan, store = new_store(tmp_path, block_size=25)
     total = len(plan.tasks())
     run_in_process(store, stop_after=total // 2)
-    reopened = RunStore.open(store.root)
-    assert total // 2 <= len(reopened.current().done) <= total // 2 + 1  # +1: a fused U+F
+    reopened = reopen(store)
+    assert total // 2 <= len(reopened.current().state.done) <= total // 2 + 1  # +1: a fused U+F
     manifest = run_in_process(reopened)
-    assert len(manifest.done) == total
-    assert stored_answer(reopened, system, manifest) == eliminate_target(system, plan)
+    assert len(manifest.state.done) == total
+    assert stored_answer(reopened, system, manifest.state) == eliminate_target(system, plan)
 
 
 def test_an_update_and_the_factorization_it_unblocks_commit_as_one_task(tmp_path) -> None:
     system, plan, store = new_store(tmp_path, block_size=25)
     assert plan.fuses(0, 1) and not plan.fuses(0, 2)
     run_in_process(store, stop_after=1)
-    assert store.current().done == {(0, 0)}
+    assert store.current().state.done == {(0, 0)}
     run_in_process(store, stop_after=1)
     manifest = store.current()
-    assert manifest.seq == 2 and manifest.done == {(0, 0), (0, 1), (1, 1)}
-    assert 1 in manifest.factored and 1 not in manifest.groups
-    assert stored_answer(store, system, run_in_process(store)) == eliminate_target(system, plan)
+    assert manifest.seq == 2 and manifest.state.done == {(0, 0), (0, 1), (1, 1)}
+    assert 1 in manifest.state.factored and 1 not in manifest.state.groups
+    assert stored_answer(store, system, run_in_process(store).state) == eliminate_target(system, plan)
 
 
 def test_a_complete_manifest_beyond_current_is_what_resume_and_status_see(tmp_path) -> None:
@@ -92,10 +100,10 @@ def test_a_complete_manifest_beyond_current_is_what_resume_and_status_see(tmp_pa
     run_in_process(store, stop_after=2)
     before = store.current()
     ahead = run_in_process(store, stop_after=1)
-    (store.root / "manifest" / "CURRENT").write_text(str(before.seq))
-    reopened = RunStore.open(store.root)
+    (Path(store.url) / "manifest" / "CURRENT").write_text(str(before.seq))
+    reopened = reopen(store)
     assert reopened.current().seq == before.seq
-    assert reopened.newest().seq == ahead.seq and reopened.newest().done == ahead.done
+    assert reopened.newest().seq == ahead.seq and reopened.newest().state.done == ahead.state.done
     assert reopened.current().seq == before.seq  # newest() moved nothing
     reopened.acquire_lock()
     assert reopened.current().seq == ahead.seq
@@ -107,66 +115,67 @@ def test_a_manifest_written_but_never_made_current_is_dropped_on_resume(tmp_path
     system, plan, store = new_store(tmp_path)
     run_in_process(store, stop_after=2)
     seq = store.current().seq
-    orphan = store.root / "manifest" / f"{seq + 1:06d}.json"
+    orphan = Path(store.url) / "manifest" / f"{seq + 1:06d}.json"
     orphan.write_text("{}")
-    reopened = RunStore.open(store.root)
+    reopened = reopen(store)
     reopened.acquire_lock()
     assert not orphan.exists() and reopened.current().seq == seq
     manifest = run_in_process(reopened)
     reopened.release_lock()
-    assert stored_answer(reopened, system, manifest) == eliminate_target(system, plan)
+    assert stored_answer(reopened, system, manifest.state) == eliminate_target(system, plan)
 
 
 def test_the_segment_cache_counts_identical_rows_written_twice_once(tmp_path) -> None:
     _, _, store = new_store(tmp_path)
     rows = {1: {1: mpz(3)}}
+    before = store._cached_bytes  # the initial rows the store was created with
     first, second = store.write("rows/g1/b0-a", rows), store.write("rows/g1/b0-b", rows)
     assert first.digest == second.digest
-    assert store._cached_bytes == first.nbytes and store.read(second) == rows
+    assert store._cached_bytes == before + first.nbytes and store.read(second) == rows
 
 
 def test_a_tampered_segment_is_refused(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     run_in_process(store, stop_after=3)
     manifest = store.current()
-    ref = next(iter(manifest.factored.values()))  # written by a task of this store
-    original = RunStore.open(store.root).read(ref)
-    chunk = store.root / ref.path / "rows" / "0"
+    ref = next(iter(manifest.state.factored.values()))  # written by a task of this store
+    original = reopen(store).read(ref)
+    chunk = Path(store.url) / ref.path / "rows" / "0"
     data = bytearray(chunk.read_bytes())
     data[len(data) // 2] ^= 0xFF
     chunk.write_bytes(bytes(data))
     # the process that wrote it still holds the rows it wrote; a resumed run reads the disk
     assert store.read(ref) == original
     with pytest.raises(SegmentError):
-        RunStore.open(store.root).read(ref)
+        reopen(store).read(ref)
     with pytest.raises(SegmentError):
-        run_in_process(RunStore.open(store.root))
+        run_in_process(reopen(store))
 
 
 def test_manifest_truth_ignores_leftovers(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     run_in_process(store, stop_after=2)
     leftover = store.write("rows/g1/b0-leftover", {1: {1: mpz(1)}})
-    assert (store.root / leftover.path).exists()
-    removed = store.collect_garbage(store.current())
-    assert removed >= 1 and not (store.root / leftover.path).exists()
+    assert (Path(store.url) / leftover.path).exists()
+    removed = store.clear_leftovers(store.current())
+    assert removed >= 1 and not (Path(store.url) / leftover.path).exists()
     manifest = run_in_process(store)
-    assert stored_answer(store, system, manifest) == eliminate_target(system, plan)
+    assert stored_answer(store, system, manifest.state) == eliminate_target(system, plan)
 
 
 def test_store_refuses_reuse_and_hand_edits(tmp_path) -> None:
     system, plan, store = new_store(tmp_path)
     with pytest.raises(StoreError, match="already holds a run"):
-        RunStore.create(store.root, {})
+        RunStore.create(store.url, {}, EliminationState, lambda _: EliminationState())
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.txt").write_text("hi")
     with pytest.raises(StoreError, match="not empty"):
-        RunStore.create(tmp_path / "other", {})
-    plan_json = json.loads((store.root / "plan.json").read_text())
+        RunStore.create(str(tmp_path / "other"), {}, EliminationState, lambda _: EliminationState())
+    plan_json = json.loads((Path(store.url) / "plan.json").read_text())
     plan_json["order"] = plan_json["order"][::-1]
-    (store.root / "plan.json").write_text(json.dumps(plan_json))
+    (Path(store.url) / "plan.json").write_text(json.dumps(plan_json))
     with pytest.raises(StoreError, match="plan token"):
-        plan_of(RunStore.open(store.root))
+        plan_of(reopen(store))
     with pytest.raises(StoreError, match="no run store"):
         RunStore.open(tmp_path / "nothing")
 
@@ -175,9 +184,9 @@ def test_lock_is_exclusive_but_stale_locks_are_taken_over(tmp_path) -> None:
     _, _, store = new_store(tmp_path)
     store.acquire_lock()
     with pytest.raises(StoreError, match="locked by a running solve"):
-        RunStore.open(store.root).acquire_lock()
+        reopen(store).acquire_lock()
     store.release_lock()
-    lock = store.root / "LOCK"
+    lock = Path(store.url) / "LOCK"
     import socket
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
     store.acquire_lock()  # the pid is not alive: stale

@@ -15,9 +15,6 @@ from typing import Any
 
 import click
 
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
-
 EPILOG_BOARD = ("BOARD is a preset (hasbro, milton-bradley, snakes-2016, tiny10; see "
                 "'ladders boards') or a board file (plain text or .toml).")
 
@@ -82,7 +79,7 @@ def local_worker_limit() -> int:
 def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | None) -> Any:
     """The cluster options as a ``ClusterSpec``; a scheduler file is read now, so that a
     missing or garbled one is refused before any work."""
-    from ladders.cluster.executor import ClusterSpec, scheduler_address
+    from ladders.cluster.connect import ClusterSpec, scheduler_address
     if scheduler and scheduler_file:
         raise click.UsageError("give --scheduler or --scheduler-file, not both")
     if workers and (scheduler or scheduler_file):

@@ -13,7 +13,7 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.command()
 @board_options
 @players_option()
-@click.option("--moves", type=click.IntRange(min=1), default=None,
+@click.option("--moves", type=click.IntRange(min=0), default=None,
               help="Bounds after N throws per player (at most the moves whose bounds are "
               "fractions of 100,000 digits: 64,254 on hasbro with two players).")
 @click.option("--digits", type=click.IntRange(min=1, max=100_000), default=None,

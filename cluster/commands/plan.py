@@ -5,14 +5,15 @@ from __future__ import annotations
 import click
 
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
-                                       players_option)
+                                      players_option)
 
 
 @click.command()
 @board_options
 @players_option()
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Workers to size the crt engine for (per-worker figures are per core).")
+              help="Workers to size the engines that run on a cluster for (per-worker figures "
+              "are per core).")
 @json_option
 def plan(board: str, rule: str | None, die: int | None, players: int, workers: int,
          as_json: bool) -> None:
@@ -20,48 +21,42 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
     rows; the digits of the answer come from a measured fit (see
-    ladders/solver/checks/estimate.py). Systems up to 20,000 unknowns that are quick to
+    ladders/solver/estimate.py). Systems up to 20,000 unknowns that are quick to
     build (5 million terms) are factored once modulo a prime to measure the fill and
-    the factorization time; the others get lower bounds (no fill assumed).
+    the factorization time; the others get lower bounds (no fill assumed). Each engine
+    gives its own row, and the verdict names the preferred engine that can do the solve.
 
     \b
     Examples:
       ladders plan hasbro --players 3
       ladders plan hasbro --players 2 --json
     """
-    from ladders.solver.checks.estimate import race_plan
+    from ladders.cluster.engines import engines, verdict
+    from ladders.solver.estimate import race_figures
     from ladders.solver.games.chain import build_chain
+    from ladders.solver.problem import Problem
     chain = build_chain(open_board(board, rule, die))
-    data = race_plan(chain, players, workers)
-    day = 86_400.0
-    measured = data["lu_measured"]
-    lu_nnz, factor_s = data["lu_nonzeros"], data["factor_seconds"]
-    secs, mem, crt = data["modular"]["seconds"], data["modular"]["bytes"], data["crt"]["seconds"]
-    bound = "" if measured else "at least "
-    def human(seconds: float) -> str:
-        for unit, width in (("days", day), ("h", 3600.0), ("min", 60.0)):
-            if seconds >= width:
-                return f"{seconds / width:,.1f} {unit}"
-        return f"{seconds:.1f} s"
+    problem = Problem(chain.board, players, chain)
+    data = race_figures(chain, players)
+    rows = {name: engine.plan(chain, players, workers) for name, engine in engines().items()}
+    order = sorted((pref, name) for name, e in engines().items()
+                   if (pref := e.preference(problem)) is not None)
+    data["verdict"] = verdict(rows, [name for _, name in order], workers)
+    for name, row in rows.items():
+        data[name] = {k: v for k, v in row.figures.items() if k != "size"}
+    bound = "" if data["lu_measured"] else "at least "
     digits = data["digits_estimate"]
+    width = max(len(name) for name in rows) + 2
     lines = [f"{chain.board.name}, {players} players ({data['formulation']} formulation)",
-             f"  one player    {data['states']} squares, {data['recurrent_states']} of them can recur",
-             f"  unknowns      {data['unknowns']:,}",
-             f"  nonzeros      {'' if data['nonzeros_exact'] else '~'}{data['nonzeros']:,}",
-             f"  digits        ~{digits:,} over ~{digits:,} (measured fit, within a factor of 3)",
-             f"  L + U         {bound}{lu_nnz:,} nonzeros"
-             + (f" (factored mod p in {factor_s:.2f} s)" if measured else " (too big to factor for a plan)"),
-             f"  modular       {data['modular']['steps']:,} lifting steps: {bound}{human(secs)} on one core, "
-             f"{bound}{mem / 1e9:,.1f} GB",
-             f"  crt           {data['crt']['primes']:,} primes, one LU each: {bound}{human(crt)} "
-             f"on {workers} workers",
-             f"  series        degrees {data['series']['degrees'][0]:,} and "
-             f"{data['series']['degrees'][1]:,}, up to ~{data['series']['digits_estimate']:,} digits: "
-             + (f"{data['series']['primes']:,} primes at {data['series']['ms_per_prime']:.1f} ms "
-                f"({'measured' if data['series']['ms_measured'] else 'scaled from 3 players'}): "
-                f"{human(data['series']['seconds'])} on {workers} workers"
-                if data["series"]["primes"] else data["series"]["how"]),
-             f"  verdict       {data['verdict']}"]
+             f"  {'one player':<{width}}{data['states']} squares, {data['recurrent_states']} of them can recur",
+             f"  {'unknowns':<{width}}{data['unknowns']:,}",
+             f"  {'nonzeros':<{width}}{'' if data['nonzeros_exact'] else '~'}{data['nonzeros']:,}",
+             f"  {'digits':<{width}}~{digits:,} over ~{digits:,} (measured fit, within a factor of 3)",
+             f"  {'L + U':<{width}}{bound}{data['lu_nonzeros']:,} nonzeros"
+             + (f" (factored mod p in {data['factor_seconds']:.2f} s)" if data["lu_measured"]
+                else " (too big to factor for a plan)")]
+    lines += [f"  {name:<{width}}{row.text}" for name, row in rows.items()]
+    lines.append(f"  {'verdict':<{width}}{data['verdict']}")
     emit(data, as_json, "\n".join(lines))
 
 

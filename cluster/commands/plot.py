@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import EPILOG_BOARD, EXIT_BAD_INPUT, emit, json_option, open_board
-
+from ladders.cluster.commands import EPILOG_BOARD, emit, json_option, open_board
+from ladders.cluster.errors import EXIT_BAD_INPUT
 
 PLOT_KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
 

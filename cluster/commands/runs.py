@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import click
 
 from ladders.checkpoints.files import check_output_path
-from ladders.cluster.commands import cluster_options, emit, interruptible, json_option, make_spec, short, task_bar
-from ladders.cluster.commands.solve import report_outcome, verification_lines, write_outcome
+from ladders.cluster.commands import (cluster_options, emit, interruptible, json_option, make_spec,
+                                      short, task_bar)
+from ladders.cluster.commands.solve import finish, verification_lines
 
 
 @click.command()
@@ -33,17 +33,15 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import SolveRequest, get_engine
     from ladders.cluster.runs import resume as run_resume
+    t_start = time.perf_counter()
     request = SolveRequest(spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor or "auto")
     if output_path:
         check_output_path(output_path)  # before the work, not after it
     unit = get_engine(RunStore.open(store).engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
-        outcome = run_resume(store, request, progress=bar, should_stop=stop)
-    if output_path and outcome.seats and outcome.verified.get("passed"):
-        write_outcome(Path(output_path), outcome)
-        click.echo(f"output: {len(outcome.seats)} seats' fractions written to {output_path}", err=True)
-    return report_outcome(outcome, as_json)
+        solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
+    return finish(solution, as_json, output_path=output_path)
 
 
 @click.command()

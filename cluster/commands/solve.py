@@ -1,54 +1,70 @@
-"""``ladders solve``: the exact race, with any registered engine, verified."""
+"""``ladders solve``: the exact race, with any registered engine, verified.
+
+The engines describe themselves (:mod:`ladders.cluster.engines`): ``--engine``'s
+choices, the help of the options every engine may take and each engine's own options
+are read from the registry, so an engine with a new option adds it here by itself."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ladders.checkpoints.files import MEMBER_BYTES, check_output_path, gzip_members, write_atomically
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit, interruptible,
-                                       json_option, make_spec, open_board, players_option, short,
-                                       task_bar)
-from ladders.cluster.engines import engine_names
+from ladders.checkpoints.files import check_output_path
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit,
+                                      interruptible, json_option, make_spec, open_board,
+                                      players_option, short, task_bar)
+from ladders.cluster.engines import engines, takes
 
 if TYPE_CHECKING:
-    from ladders.solver.exact import FractionTable
+    from ladders.solver.result import Solution
+
+
+def _who(option: str) -> str:
+    """The engines that take ``option``, for its help: "crt and series"."""
+    names = [name for name, e in engines().items() if takes(e, option)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """One click option per engine option (:class:`~ladders.cluster.engines.Option`):
+    options of the same name are one flag whose help joins each engine's."""
+    by_name: dict[str, list[tuple[str, Any]]] = {}
+    for name, engine in engines().items():
+        for option in engine.options:
+            by_name.setdefault(option.name, []).append((name, option))
+    for name, owners in sorted(by_name.items(), reverse=True):
+        first = owners[0][1]
+        helps = "; ".join(f"{engine}: {option.help}" for engine, option in owners)
+        func = click.option(first.flag, name, type=first.type, default=None,
+                            metavar=first.metavar, help=helps + ".")(func)
+    return func
 
 
 @click.command()
 @board_options
 @players_option()
-@click.option("--engine", type=click.Choice(list(engine_names())), default=None,
+@click.option("--engine", type=click.Choice(list(engines())), default=None,
               help="Exact engine [default: the fastest for the problem]: "
-              + "; ".join(f"{name} = {summary}" for name, summary in engine_names().items()) + ".")
+              + "; ".join(f"{name} = {e.summary}" for name, e in engines().items()) + ".")
 @click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
-              show_default=True, help="elimination, crt and series: where the tasks run; auto = in "
-              "memory for small problems, else a Dask cluster.")
+              show_default=True, help=f"{_who('executor')}: where the tasks run; auto = in "
+              "memory for small problems with no store or cluster asked for, else a Dask cluster.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="modular, crt and series: seed of the random primes (default: fresh ones).")
+              help=f"{_who('seed')}: seed of the random primes (default: fresh ones).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
-              help="Run store folder (Zarr): the solve survives interruption, see 'ladders resume'.")
+              help=f"{_who('checkpoint')}: run store folder (Zarr): the solve survives "
+              "interruption, see 'ladders resume'.")
 @cluster_options
-@click.option("--block-size", type=click.IntRange(min=1), default=None,
-              help="Pivots per column block [default: blocks of equal symbolic cost, sized to the problem].")
-@click.option("--order", type=click.Choice(["auto", "far", "labels"]), default="auto",
-              show_default=True, help="Pivot order: far = farthest states first, labels = "
-              "the published right-to-left order, auto = whichever needs fewer updates.")
+@engine_options
 @click.option("--exact", is_flag=True,
               help="Print every seat's exact fraction in full (thousands of digits on big boards).")
-@click.option("--save-every", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
-              help="modular with --checkpoint: seconds between saved lifting states [default: 10].")
-@click.option("--batch-primes", type=click.IntRange(1, 65_536), default=None,
-              help="crt and series: primes per task, at most 65,536 [default: crt 32, series 256, "
-              "or 1,024 where a prime is heavy (4 players): seconds of work on hasbro].")
 @click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
-              help="Two players: also write every P(a,b) as JSON lines (.gz to compress); "
-              "series, modular and crt engines.")
+              help=f"Two players: also write every P(a,b) as JSON lines (.gz to compress); "
+              f"{_who('table')}.")
 @click.option("--force", is_flag=True,
               help="Start a solve that its plan calls out of reach of the engine (more memory "
               "than one machine has; 'ladders plan' shows the figures), instead of refusing it.")
@@ -58,9 +74,8 @@ if TYPE_CHECKING:
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
-          scheduler_file: str | None, workers: int | None, block_size: int | None,
-          order: str | None, exact: bool, save_every: float | None, batch_primes: int | None,
-          table_path: str | None, force: bool, output_path: str | None, as_json: bool) -> int:
+          scheduler_file: str | None, workers: int | None, exact: bool, table_path: str | None,
+          force: bool, output_path: str | None, as_json: bool, **options: Any) -> int:
     """Exact win probability of every seat, certified and checked against the bounds.
 
     The default series engine never builds the race's system: it sums one player's
@@ -89,9 +104,8 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     t_start = time.perf_counter()
     b = open_board(board, rule, die)
     request = SolveRequest(checkpoint=checkpoint, spec=make_spec(scheduler, scheduler_file, workers),
-                           executor=executor, seed=seed, table=bool(table_path),
-                           block_size=block_size, order=order or "auto", save_every=save_every,
-                           batch_primes=batch_primes, force=force)
+                           executor=executor, seed=seed, table=bool(table_path), force=force,
+                           options={k: v for k, v in options.items() if v is not None})
     if table_path and players != 2:
         raise click.UsageError("--table is for two players")
     for path in (table_path, output_path):
@@ -105,23 +119,31 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         raise click.UsageError(str(exc)) from None
     click.echo(f"solving {driver.describe(problem)} ({driver.name} engine)", err=True)
     with interruptible() as stop, task_bar(driver.unit) as bar:
-        outcome = run_solve(problem, driver.name, request, progress=bar, should_stop=stop)
-    outcome.seconds = time.perf_counter() - t_start  # the command's wall time: board, system, solve, checks
-    if table_path and outcome.table is not None and outcome.verified.get("passed"):
-        _write_table(Path(table_path), outcome.table)  # before the report: its success is final
-        click.echo(f"table: {len(outcome.table):,} values of P(a,b) written to {table_path}", err=True)
-    if output_path and outcome.seats and outcome.verified.get("passed"):
-        write_outcome(Path(output_path), outcome)
-        click.echo(f"output: {players} seats' fractions written to {output_path}", err=True)
-    return report_outcome(outcome, as_json, exact)
+        solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
+                             started=t_start)
+    return finish(solution, as_json, exact, output_path, table_path)
 
 
 solve.epilog = EPILOG_BOARD
 
 
-def report_outcome(outcome: Any, as_json: bool, exact: bool = False) -> int:
+def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: str | None = None,
+           table_path: str | None = None) -> int:
+    """Write the files asked for (a verified answer only), then print the result; an
+    interrupted solve prints how to resume."""
+    from ladders.checkpoints.outputs import write_solution, write_table
+    if table_path and solution.table is not None and solution.passed:
+        write_table(table_path, solution.table)  # before the report: its success is final
+        click.echo(f"table: {len(solution.table):,} values of P(a,b) written to {table_path}", err=True)
+    if output_path and solution.passed:
+        write_solution(output_path, solution)
+        click.echo(f"output: {len(solution.seats)} seats' fractions written to {output_path}", err=True)
+    return report(solution, as_json, exact)
+
+
+def report(outcome: Solution, as_json: bool, exact: bool = False) -> int:
     """Print a solve's result; an interrupted solve prints how to resume."""
-    from ladders.cluster.session import EXIT_INTERRUPTED
+    from ladders.cluster.errors import EXIT_INTERRUPTED
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     if outcome.interrupted:
         if as_json:
@@ -178,9 +200,9 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     for note in ("stopped", "pinned"):
         if note in b:
             lines.append(f"             ({b[note]})")
-    if "modular" in report:
-        m = report["modular"]
-        lines.append("modular      " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
+    if "residues" in report:
+        m = report["residues"]
+        lines.append("residues     " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
                                                 for x in m["primes"]) + f": {mark(m['passed'])}")
     if "certificate" in report:
         c = report["certificate"]
@@ -199,40 +221,3 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"store        COMPLETE.json holds the same fraction: {report['matches_complete_json']}")
     lines.append("verified" if report["passed"] else "VERIFICATION FAILED")
     return lines
-
-
-def write_outcome(path: Path, outcome: Any) -> None:
-    """Every seat's exact fraction as one JSON document, gzip-compressed for ``.gz``;
-    written atomically. ``ladders plot seats`` reads these files."""
-    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    from ladders.solver.games.board import board_to_json
-    data = {"board": board_to_json(outcome.problem.board), "players": outcome.problem.players,
-            "engine": outcome.engine, "seconds": round(outcome.seconds, 3),
-            "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50),
-                       "digits": digit_counts(p)} for j, p in enumerate(outcome.seats)],
-            "verified": outcome.verified}
-    payload = json.dumps(data).encode()
-    if path.suffix == ".gz":
-        payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
-    write_atomically(path, payload)
-
-
-def _write_table(path: Path, table: FractionTable) -> None:
-    """P(a,b) as JSON lines, gzip-compressed for ``.gz``; written atomically.
-
-    The 6,561 lines of ``hasbro`` are 57 MB of digits: two threads compress them
-    (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
-    formatted from the table's decimal texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
-    no fraction built, each distinct denominator converted to decimal once)."""
-    def chunks() -> Iterator[bytes]:
-        lines: list[str] = []
-        for count, ((a, b), p, q) in enumerate(table.texts(), start=1):
-            lines += ('{"a": ', str(a), ', "b": ', str(b), ', "exact": "', p)
-            lines += ('"}\n',) if q is None else ("/", q, '"}\n')
-            if count % 256 == 0:
-                yield "".join(lines).encode()
-                lines.clear()
-        if lines:
-            yield "".join(lines).encode()
-
-    write_atomically(path, gzip_members(chunks()) if path.suffix == ".gz" else b"".join(chunks()))

@@ -3,37 +3,88 @@
 Each engine is one named part with the same name in every layer: its mathematics in
 ``ladders/solver/engines/NAME.py``, its store format in ``ladders/checkpoints/NAME.py``,
 and its driver here, in ``ladders/cluster/engines/NAME.py``, which defines ``ENGINE``, an
-instance of a subclass of :class:`Engine`. The driver declares the options it accepts
-and knows how to start, resume, report progress and cross-check; no other code
-branches on an engine's name. Adding an engine adds files (as xarray's backends do).
+instance of a subclass of :class:`Engine`. An engine describes itself: its options
+(with their help), its row of ``ladders plan``, and what it needs of a run (its store,
+its work, how its answer is read); the run session
+(:mod:`ladders.cluster.session`), the command line and the plan ask it, and no other
+code branches on an engine's name. Adding an engine adds files, as xarray's backends
+do: a module here, or any installed package that declares one under the entry point
+group ``ladders.engines`` (``toy = "my_package.engine:ENGINE"``).
 """
 
 from __future__ import annotations
 
+import abc
 import importlib
 import pkgutil
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ladders.cluster.executor import ClusterSpec
+from ladders.cluster.connect import ClusterSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ladders.checkpoints.store import Manifest, RunStore
-    from ladders.cluster.session import Outcome
-    from ladders.solver.exact import mpq
+    from ladders.checkpoints.store import Manifest, ManifestState, RunStore
+    from ladders.cluster.loops import Work
+    from ladders.solver.exact import FractionTable, mpq
+    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
+#: The entry point group of engines from other packages.
+ENTRY_POINTS = "ladders.engines"
+#: A day, the horizon of the plan's verdicts.
+DAY = 86_400.0
+#: Cluster sizes the plan tries when one machine takes more than a day.
+CLUSTER_SIZES = (16, 64, 256, 1024)
+#: Race systems this small run in memory unless a store or a cluster is asked for.
+IN_MEMORY_LIMIT = 2000
+
+
+class Progress(Protocol):
+    """How a run reports progress: ``done`` of ``total`` (0: not known yet) units, the
+    digits reached so far, and a ``stage`` (a description and unit) when a new phase
+    starts (e.g. the modular engine's factorization before its lifting)."""
+
+    def __call__(self, done: int, total: int, digits: int,
+                 stage: tuple[str, str] | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option an engine takes beyond the common ones: ``name`` is its keyword
+    (``ladders.solve(..., name=value)``), ``flag`` its spelling on the command line,
+    ``type`` a click parameter type that checks a value (from the command line or the
+    API), ``help`` what it does for this engine, its default included."""
+
+    name: str
+    flag: str
+    type: Any
+    help: str
+    metavar: str | None = None
+
+    def convert(self, value: Any) -> Any:
+        """``value`` checked and converted by :attr:`type` (``ValueError`` naming it)."""
+        import click
+        try:
+            return self.type.convert(value, None, None)
+        except click.BadParameter as exc:
+            raise ValueError(f"{self.name}={value!r}: {exc.format_message()}") from None
+
+
+#: The options every engine may take (fields of :class:`SolveRequest`), with their
+#: command-line spelling; an engine lists the ones it takes in :attr:`Engine.takes`.
+COMMON_FLAGS = {"checkpoint": "--checkpoint", "cluster": "--scheduler/--scheduler-file/--workers",
+                "executor": "--executor", "seed": "--seed", "table": "--table"}
 
 
 @dataclass(frozen=True)
 class SolveRequest:
     """How to solve, as the user asked it (the command line or :func:`ladders.solve`).
 
-    Fields left at their defaults were not asked for; :meth:`Engine.check` refuses
-    the ones an engine does not take.
+    Fields left at their defaults were not asked for; ``options`` holds the engines' own
+    options that were given (:class:`Option`). :func:`check_request` refuses what the
+    chosen engine does not take.
     """
 
     checkpoint: str | None = None
@@ -41,47 +92,98 @@ class SolveRequest:
     executor: str = "auto"
     seed: int | None = None
     table: bool = False
-    block_size: int | None = None
-    order: str = "auto"
-    save_every: float | None = None
-    batch_primes: int | None = None
     force: bool = False  # start even what the plan calls out of reach
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, **given: Any) -> SolveRequest:
+        """A request from keywords: the fields above, and any engine's options (checked
+        and converted by their types); an unknown keyword is a ``ValueError``."""
+        own = {f.name for f in fields(cls)} - {"options"}
+        known = engine_options()
+        extra = {}
+        for name, value in given.items():
+            if name in own:
+                continue
+            if name not in known:
+                names = sorted(own | set(known))
+                raise ValueError(f"unknown solve option {name!r}; the options are {', '.join(names)}")
+            if value is not None:
+                extra[name] = known[name].convert(value)
+        return cls(**{k: v for k, v in given.items() if k in own}, options=extra)
 
     def given(self) -> set[str]:
         """Names of the options given (not at their defaults); the cluster options
         count as ``cluster`` and only when they ask for something; ``force`` is for
         every engine."""
-        out = {f.name for f in fields(self)
-               if f.name not in ("spec", "force") and getattr(self, f.name) != f.default}
+        defaults = {f.name: f.default for f in fields(self) if f.name in COMMON_FLAGS}
+        out = {name for name, default in defaults.items() if getattr(self, name) != default}
         if self.spec.remote or self.spec.workers:
             out.add("cluster")
-        return out
+        return out | set(self.options)
 
 
-#: The command-line spelling of each request option, for messages.
-FLAGS = {"checkpoint": "--checkpoint", "cluster": "--scheduler/--scheduler-file/--workers",
-         "executor": "--executor", "seed": "--seed", "table": "--table",
-         "block_size": "--block-size", "order": "--order", "save_every": "--save-every",
-         "batch_primes": "--batch-primes"}
+@dataclass(frozen=True)
+class Answer:
+    """What an engine reads from its finished work: every seat, the engine's own
+    certificate report (tier 3, if it has one), the two-player table when asked for,
+    and its figures (``stages``: seconds of its own steps)."""
+
+    seats: list[mpq]
+    certificate: dict[str, Any] | None = None
+    table: FractionTable | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
 
-class Engine:
-    """An exact engine's driver. Subclasses set the class attributes and the methods."""
+@dataclass(frozen=True)
+class PlanRow:
+    """One engine's row of ``ladders plan``: ``text`` for people, ``figures`` for JSON,
+    ``seconds`` on the plan's workers (None: not estimated), whether more workers bring
+    it down (``scales``), whether the figures are lower bounds, and ``blocked``: why
+    the engine cannot do it within a day on any cluster, in its own words (None: it can,
+    or it cannot tell: ``undecided``)."""
+
+    text: str
+    figures: dict[str, Any]
+    seconds: float | None
+    scales: bool = False
+    lower_bound: bool = False
+    blocked: str | None = None
+    undecided: str | None = None
+
+
+class Engine(abc.ABC):
+    """An exact engine's driver: what it is, what it takes, and what it needs of a run.
+    Subclasses set the class attributes and the abstract methods."""
 
     #: the name in every layer and on the command line
     name: ClassVar[str]
     #: one line for ``ladders solve --help``
     summary: ClassVar[str]
-    #: the :class:`SolveRequest` options it takes (``cluster`` for the Dask ones)
-    options: ClassVar[frozenset[str]]
+    #: the common options it takes (keys of :data:`COMMON_FLAGS`)
+    takes: ClassVar[frozenset[str]] = frozenset()
+    #: its own options
+    options: ClassVar[tuple[Option, ...]] = ()
     #: the progress bar's description and unit
     unit: ClassVar[tuple[str, str]] = ("tasks", "task")
-    #: the engine whose in-memory answer cross-checks this one's, if any
+    #: the engine whose in-memory answer ``ladders verify`` compares with, if any
     cross: ClassVar[str | None] = None
+    #: its manifests' payload as ``"module:Class"`` (a :class:`ManifestState` of its
+    #: ``checkpoints/`` module, imported when a store is opened); None: it keeps no store
+    store_format: ClassVar[str | None] = None
 
+    @property
+    def state_type(self) -> type[ManifestState] | None:
+        """The class of its manifests' payload (see :attr:`store_format`)."""
+        if self.store_format is None:
+            return None
+        module, name = self.store_format.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    # ------------------------------------------------------------------ what it is
+    @abc.abstractmethod
     def preference(self, problem: Problem) -> float | None:
         """Lower is preferred when the user names no engine; None: not for this problem."""
-        return None
 
     def describe(self, problem: Problem) -> str:
         """What this engine will solve, in one phrase (printed before it starts)."""
@@ -97,23 +199,62 @@ class Engine:
         options it does not take at all (see :func:`check_request`)."""
 
     def out_of_reach(self, problem: Problem) -> str | None:
-        """Why the plan's cost model (:mod:`ladders.solver.checks.estimate`) calls
-        ``problem`` out of this engine's reach on one machine, with its figures; None
-        when it is not. Never builds the system (that is what it guards against)."""
+        """Why the plan's cost model calls ``problem`` out of this engine's reach on one
+        machine, with its figures; None when it is not. Never builds the system (that
+        is what it guards against)."""
         return None
 
-    def solve(self, problem: Problem, request: SolveRequest, progress: Any,
-              should_stop: Callable[[], bool]) -> Outcome:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+        """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`)."""
 
-    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Outcome:
-        raise NotImplementedError
+    # ------------------------------------------------------------------ a run
+    def pick_executor(self, problem: Problem, request: SolveRequest) -> str:
+        """``serial`` (this process) or ``dask``: the request's, else ``auto``: a Dask
+        cluster when a store or a cluster is asked for, or the work is big
+        (:meth:`big`)."""
+        if request.executor != "auto":
+            return request.executor
+        asked = bool(request.checkpoint) or request.spec.remote or bool(request.spec.workers)
+        return "dask" if asked or self.big(problem) else "serial"
 
+    def big(self, problem: Problem) -> bool:
+        """Whether ``problem`` is worth a Dask cluster when none is asked for."""
+        return problem.system.size > IN_MEMORY_LIMIT
+
+    def keeps_store(self, problem: Problem, request: SolveRequest, executor: str) -> bool:
+        """Whether the run keeps a store (a temporary one without ``--checkpoint``)."""
+        return self.store_format is not None and (executor == "dask" or bool(request.checkpoint))
+
+    def create_store(self, where: str, problem: Problem, request: SolveRequest,
+                     executor: str) -> RunStore:
+        """A new store for the run at ``where``."""
+        raise TypeError(f"the {self.name} engine keeps no store")
+
+    @abc.abstractmethod
+    def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
+                  progress: Progress | None, should_stop: Callable[[], bool]) -> Work:
+        """The run's work (:class:`~ladders.cluster.loops.Work`) on ``store`` as it is
+        (a resumed run continues from its newest manifest), or in memory."""
+
+    @abc.abstractmethod
+    def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
+        """Every seat (and its certificate, table, figures) from a finished work."""
+
+    def bounds_digits(self, problem: Problem) -> tuple[int, float]:
+        """Digits to which the Markov bounds must agree, and the seconds they may take."""
+        from ladders.solver.checks.verify import VERIFY_SECONDS
+        return 16, VERIFY_SECONDS
+
+    def run_cross(self, problem: Problem) -> Engine | None:
+        """The engine whose in-memory answer a run compares its own with (None: none)."""
+        return None
+
+    # ------------------------------------------------------------------ a stored run
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """``tasks_done``, ``tasks_total``, ``progress`` and ``digits`` (phrases for
         people) and any figures of its own, from the store's files alone."""
-        raise NotImplementedError
+        raise TypeError(f"the {self.name} engine keeps no store")
 
     def stored_seats(self, store: RunStore, problem: Problem) -> list[mpq] | None:
         """The answer a finished run holds (before COMPLETE.json), if the engine can
@@ -121,8 +262,9 @@ class Engine:
         return None
 
     def seats_in_memory(self, problem: Problem) -> list[mpq]:
-        """Every seat, solved in this process with no store (for cross-checks)."""
-        raise NotImplementedError
+        """Every seat, solved in this process with no store: what an engine that names
+        this one as its ``cross`` compares with."""
+        raise TypeError(f"the {self.name} engine has no in-memory solve to cross-check with")
 
     def cross_skip(self, problem: Problem) -> str | None:
         """Why :meth:`seats_in_memory` would take too long to cross-check ``problem``."""
@@ -132,55 +274,43 @@ class Engine:
                 seed: int | None) -> dict[str, Any] | None:
         """``ladders verify``'s check at ``primes`` fresh primes for a race whose system
         is beyond :data:`~ladders.solver.checks.residue_check.CHECK_LIMIT` unknowns (too
-        big to solve again modulo a prime); None: the engine has none, and the modular
+        big to solve again modulo a prime); None: the engine has none, and the residue
         check runs whatever the size (the engine solved that system, after all)."""
         return None
 
 
-class PrimeBatchEngine(Engine):
-    """An engine whose run is batches of primes (``crt``, ``series``): batch k holds the
-    same primes in every session, so a resume runs :meth:`run` on the store as it is,
-    with the executor the run was started with unless the user names another."""
-
-    unit = ("batches", "batch")
-
-    def run(self, store: RunStore, problem: Problem, request: SolveRequest, executor: str,
-            progress: Any, should_stop: Callable[[], bool]) -> Outcome:
-        """Batches until the answer is confirmed, on a store that may hold some already."""
-        raise NotImplementedError
-
-    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Outcome:
-        executor = request.executor if request.executor != "auto" else store.run["executor"]
-        return self.run(store, problem, SolveRequest(spec=request.spec), executor, progress,
-                        should_stop)
-
-    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        """How many batches a run takes is known only when its answer is confirmed: the
-        modulus must grow past about twice the digits of the fractions."""
-        from ladders.checkpoints.batches import committed_batches
-        from ladders.solver.exact import bits_to_digits
-        done = len(committed_batches(manifest))
-        primes = done * int(store.run["batch_primes"])
-        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
-                "progress": f"{done} batches ({primes:,} primes)",
-                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
-
 @cache
 def engines() -> dict[str, Engine]:
-    """Every engine of this package, by name (each module's ``ENGINE``)."""
+    """Every engine, by name: each module of this package's ``ENGINE``, and each entry
+    point of the group :data:`ENTRY_POINTS`."""
+    from importlib.metadata import entry_points
     found: dict[str, Engine] = {}
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         engine = getattr(module, "ENGINE", None)
         if isinstance(engine, Engine):
             found[engine.name] = engine
+    for point in entry_points(group=ENTRY_POINTS):
+        engine = point.load()
+        if not isinstance(engine, Engine):
+            raise TypeError(f"entry point {point.name} = {point.value} of {ENTRY_POINTS} is not "
+                            "an Engine instance")
+        found.setdefault(engine.name, engine)
     return dict(sorted(found.items()))
 
 
-def engine_names() -> dict[str, str]:
-    """Every engine's name and one-line summary (for ``--help``)."""
-    return {name: e.summary for name, e in engines().items()}
+def engine_options() -> dict[str, Option]:
+    """Every engine's own option by name (the first engine's, where engines share a name)."""
+    out: dict[str, Option] = {}
+    for engine in engines().values():
+        for option in engine.options:
+            out.setdefault(option.name, option)
+    return out
+
+
+def flag(name: str) -> str:
+    """The command-line spelling of an option, for messages."""
+    return COMMON_FLAGS.get(name) or engine_options()[name].flag
 
 
 def get_engine(name: str) -> Engine:
@@ -200,14 +330,20 @@ def choose_engine(problem: Problem) -> Engine:
     return engines()[min(ranked)[1]]
 
 
+def takes(engine: Engine, option: str) -> bool:
+    """Whether ``engine`` takes the common or own option ``option``."""
+    return option in engine.takes or any(o.name == option for o in engine.options)
+
+
 def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> None:
     """Refuse options ``engine`` does not take, naming the engines that take them, and
     (unless ``request.force``) a solve its plan calls out of reach, naming the figures
     and the engines that can do it."""
-    for option in sorted(request.given() - engine.options):
-        takers = [n for n, e in engines().items() if option in e.options]
-        where = f"--engine {' or '.join(takers)}" if takers else "no engine"
-        raise ValueError(f"{FLAGS[option]} is for {where}, not the {engine.name} engine")
+    for option in sorted(request.given()):
+        if not takes(engine, option):
+            takers = [n for n, e in engines().items() if takes(e, option)]
+            where = f"--engine {' or '.join(takers)}" if takers else "no engine"
+            raise ValueError(f"{flag(option)} is for {where}, not the {engine.name} engine")
     engine.check(problem, request)
     if request.force:
         return
@@ -226,14 +362,53 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
 def system_out_of_reach(problem: Problem) -> str | None:
     """:meth:`Engine.out_of_reach` of the engines that build the race's system: the
     system alone, before any fill, must fit in one machine."""
-    from ladders.solver.checks.estimate import MACHINE_BYTES, system_bytes
-    size = problem.size
+    return system_too_big(problem.size)
+
+
+def system_too_big(size: Any) -> str | None:
+    """Why a race of ``size`` (:class:`~ladders.solver.estimate.RaceSize`) is
+    too big to build its system on one machine, or None."""
+    from ladders.solver.estimate import MACHINE_BYTES, system_bytes
     need = system_bytes(size)
     if need <= MACHINE_BYTES:
         return None
     return (f"its system of {size.unknowns:,} unknowns and ~{size.nonzeros:,} nonzeros needs at "
             f"least {need / 1e9:,.0f} GB before any fill, more than the {MACHINE_BYTES / 1e9:,.0f} GB "
             "of one machine")
+
+
+def human_seconds(seconds: float) -> str:
+    """A duration for people: days, hours, minutes or seconds."""
+    for unit, width in (("days", DAY), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= width:
+            return f"{seconds / width:,.1f} {unit}"
+    return f"{seconds:.1f} s"
+
+
+def verdict(rows: dict[str, PlanRow], order: list[str], workers: int) -> str:
+    """What can do the solve, from the engines' rows (``order``: the candidates, most
+    preferred first): one machine within a day; else a cluster of so many workers
+    within a day; else undecided; else out of reach, in the preferred engine's words."""
+    for name in order:
+        row = rows[name]
+        if row.blocked is None and row.undecided is None and row.seconds is not None \
+                and row.seconds <= DAY:
+            return f"one machine: the {name} engine"
+    for size in CLUSTER_SIZES:
+        for name in order:
+            row = rows[name]
+            if row.scales and row.blocked is None and row.seconds is not None \
+                    and row.seconds * workers / size <= DAY:
+                hours = row.seconds * workers / size / 3600
+                return (f"a cluster of {size:,} workers: the {name} engine, within a day "
+                        f"(about {hours:.1f} hours)")
+    undecided = [rows[name].undecided for name in order if rows[name].undecided]
+    if undecided:
+        return f"not decided: {undecided[0]}"
+    reasons = [f"the {name} engine {rows[name].blocked}" for name in order if rows[name].blocked]
+    if not reasons:
+        return "out of reach: more than a day even on 1,024 workers"
+    return "out of reach: " + reasons[0]
 
 
 def cross_report(problem: Problem, seats: list[mpq], engine: str,

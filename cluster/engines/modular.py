@@ -3,22 +3,26 @@
 The mathematics is :mod:`ladders.solver.engines.modular`; with ``--checkpoint`` the
 lifting state is saved by :mod:`ladders.checkpoints.modular` every ``save_every``
 seconds and whenever a right-hand side is certified, so a long solve (races of three or
-more players) resumes where it stopped.
+more players) resumes where it stopped. The lifting is one step of work in this
+process (:class:`Lifting`); the run session around it is the one every engine shares.
 """
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Engine, SolveRequest
+import click
+
+from ladders.cluster.engines import Answer, Engine, Option, PlanRow, SolveRequest, human_seconds
+from ladders.cluster.loops import OneStep
 
 if TYPE_CHECKING:
     from ladders.checkpoints.store import Manifest, RunStore
-    from ladders.cluster.session import Outcome
+    from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
+    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 #: Seconds between two saved lifting states of a modular solve with a store.
@@ -28,13 +32,88 @@ SAVE_EVERY = 10.0
 CROSS_LIMIT = 20_000
 
 
+class Lifting(OneStep):
+    """The lifting as one step in this process: it saves its state to the store as it
+    goes (when there is one) and stops at ``should_stop`` with that state saved, so the
+    loop sees an unfinished run."""
+
+    def __init__(self, problem: Problem, store: RunStore | None, seed: int | None,
+                 progress: Progress | None, should_stop: Callable[[], bool]) -> None:
+        self.problem, self.store, self.seed = problem, store, seed
+        self.progress, self.should_stop = progress, should_stop
+        self.state: Any = None
+        self.manifest: Manifest | None = None
+        self.result: Any = None
+        self.steps = 0
+        self.seen = {"column": 0, "before": 0, "last": 0}
+        if store is not None:
+            from ladders.checkpoints.modular import load_state
+            self.manifest = store.current()
+            store.clear_leftovers(self.manifest)
+            self.state = load_state(store, self.manifest)
+            self.seed = int(store.run["seed"])
+        self.resumed_from = 0 if self.state is None else self.state.steps
+
+    def compute(self) -> bool:
+        """Lift until certified or stopped (then the state is saved, when there is a store)."""
+        from ladders.checkpoints.modular import save_state
+        from ladders.solver.engines.modular import Interrupted, solve_dixon
+        save = None
+        store = self.store
+        if store is not None:
+            every = float(store.run.get("save_every", SAVE_EVERY))
+            clock = {"last": time.perf_counter()}
+
+            def save(st: Any) -> None:
+                now = time.perf_counter()
+                certified = len(self.manifest.state.columns)  # type: ignore[union-attr]
+                if now - clock["last"] >= every or len(st.columns) > certified:
+                    self.manifest = save_state(store, self.manifest, st, now - clock["last"])  # type: ignore[arg-type]
+                    clock["last"] = now
+        try:
+            self.result = solve_dixon(self.problem.system, seed=self.seed, progress=self._step,
+                                      state=self.state, save=save, should_stop=self.should_stop,
+                                      factor_progress=self._factoring)
+        except Interrupted as stop:
+            if store is not None and stop.state is not None:
+                self.manifest = save_state(store, self.manifest, stop.state, 0.0)  # type: ignore[arg-type]
+            kept = stop.state or self.state  # stopped while factoring: what the store held
+            self.steps = 0 if kept is None else kept.steps
+            return False
+        return True
+
+    def _step(self, k: int, steps: int) -> None:
+        """Lifting steps of all right-hand sides so far, and this one's digits."""
+        from ladders.solver.exact import bits_to_digits
+        seen = self.seen
+        if k != seen["column"]:
+            seen["column"], seen["before"] = k, seen["before"] + seen["last"]
+        seen["last"] = steps
+        if self.progress is not None:
+            self.progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2),
+                          stage=ModularEngine.unit)
+
+    def _factoring(self, rows: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(rows, total, 0, stage=("factoring L U mod p", "row"))
+
+    def tally(self) -> tuple[int, int]:
+        """A stopped lifting counts its lifting steps (what the store keeps)."""
+        return (1, 1) if self.done else (self.steps, 1)
+
+
 class ModularEngine(Engine):
     name = "modular"
     summary = ("p-adic lifting in this process, certified (seconds on the full board); "
                "--checkpoint saves the lifting state")
-    options = frozenset({"checkpoint", "seed", "table", "save_every"})
+    takes = frozenset({"checkpoint", "seed", "table"})
+    options = (Option("save_every", "--save-every", click.FloatRange(min=0),
+                      f"with --checkpoint: seconds between saved lifting states [default: "
+                      f"{SAVE_EVERY:g}]", metavar="SECONDS"),)
     unit = ("lifting steps", "step")
     cross = "elimination"
+    store_format = "ladders.checkpoints.modular:ModularState"
+
 
     def preference(self, problem: Problem) -> float | None:
         return 1.0
@@ -42,12 +121,12 @@ class ModularEngine(Engine):
     def check(self, problem: Problem, request: SolveRequest) -> None:
         if request.table and problem.players != 2:
             raise ValueError("the full table P(a, b) is for two players")
-        if request.save_every is not None and not request.checkpoint:
+        if "save_every" in request.options and not request.checkpoint:
             raise ValueError("--save-every is for --engine modular with --checkpoint")
 
     def out_of_reach(self, problem: Problem) -> str | None:
         """The plan's memory lower bound (no fill of L + U) beyond one machine."""
-        from ladders.solver.checks.estimate import MACHINE_BYTES, modular_bytes
+        from ladders.solver.estimate import MACHINE_BYTES, modular_bytes
         size = problem.size
         need = modular_bytes(size, size.nonzeros)
         if need <= MACHINE_BYTES:
@@ -56,29 +135,61 @@ class ModularEngine(Engine):
                 f"certificate and system need at least {need / 1e9:,.0f} GB, more than the "
                 f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
 
-    def solve(self, problem: Problem, request: SolveRequest, progress: Any,
-              should_stop: Callable[[], bool]) -> Outcome:
-        from ladders.cluster.session import run_json
-        store = None
-        seed = request.seed
-        if request.checkpoint:
-            from ladders.checkpoints.store import RunStore
-            seed = seed if seed is not None else random.SystemRandom().randrange(1 << 32)
-            every = SAVE_EVERY if request.save_every is None else request.save_every
-            store = RunStore.create(request.checkpoint, run_json(problem, self.name, "serial",
-                                                                 seed=seed, save_every=every))
-        return _lift(problem, store, request.table, seed, progress, should_stop)
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+        from ladders.solver.estimate import MACHINE_BYTES, modular_figures
+        fig = modular_figures(chain, players)
+        bound = "at least " if fig["lower_bound"] else ""
+        blocked = (f"needs at least {fig['bytes'] / 1e9:,.0f} GB for its certificate and system, "
+                   f"more than the {MACHINE_BYTES / 1e9:,.0f} GB of one machine"
+                   if fig["bytes"] > MACHINE_BYTES else None)
+        undecided = (None if blocked or not fig["lower_bound"] else
+                     "the fill of L + U (not measured for a system this size) multiplies the "
+                     "modular engine's lower bounds; see docs/frontier.md")
+        return PlanRow(f"{fig['steps']:,} lifting steps: {bound}{human_seconds(fig['seconds'])} on "
+                       f"one core, {bound}{fig['bytes'] / 1e9:,.1f} GB", fig, fig["seconds"],
+                       lower_bound=fig["lower_bound"], blocked=blocked, undecided=undecided)
 
-    def resume(self, store: RunStore, problem: Problem, request: SolveRequest, progress: Any,
-               should_stop: Callable[[], bool]) -> Outcome:
-        return _lift(problem, store, False, store.run.get("seed"), progress, should_stop)
+    def pick_executor(self, problem: Problem, request: SolveRequest) -> str:
+        return "serial"
+
+    def keeps_store(self, problem: Problem, request: SolveRequest, executor: str) -> bool:
+        return bool(request.checkpoint)
+
+    def create_store(self, where: str, problem: Problem, request: SolveRequest,
+                     executor: str) -> RunStore:
+        from ladders.checkpoints.modular import ModularState
+        from ladders.checkpoints.store import RunStore
+        from ladders.cluster.session import fresh_seed, run_json
+        every = request.options.get("save_every", SAVE_EVERY)
+        run = run_json(problem, self, "serial", self.digest(problem), seed=fresh_seed(request),
+                       save_every=every, unknowns=problem.system.size, nonzeros=problem.system.nnz)
+        return RunStore.create(where, run, ModularState, lambda _: ModularState())
+
+    def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
+                  progress: Progress | None, should_stop: Callable[[], bool]) -> Lifting:
+        return Lifting(problem, store, request.seed, progress, should_stop)
+
+    def answer(self, work: Lifting, problem: Problem, request: SolveRequest) -> Answer:
+        from ladders.solver.engines.modular import certificate_report
+        from ladders.solver.exact import FractionTable
+        from ladders.solver.games.race import seats_from_values
+        result, system = work.result, problem.system
+        table = None
+        if request.table:
+            values = result.columns[0].solution()
+            table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
+        return Answer(seats_from_values(system, problem.players, result.values),
+                      certificate_report(result.columns, result.rejected), table,
+                      {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
+                       "resumed_from_step": work.resumed_from,
+                       "stages": {k: round(v, 3) for k, v in result.seconds.items()}})
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         from ladders.solver.exact import bits_to_digits
         done = int(store.completed() is not None)
-        column = manifest.extra.get("column", 0)
-        steps = manifest.extra.get("steps", 0)
-        certified = len(manifest.extra.get("columns", {}))
+        state = manifest.state
+        certified = len(state.columns)  # type: ignore[attr-defined]
+        column, steps = state.column, state.steps  # type: ignore[attr-defined]
         return {"tasks_done": done, "tasks_total": 1, "column": column, "steps": steps,
                 "columns_done": certified,
                 "progress": "solved" if done else
@@ -95,81 +206,6 @@ class ModularEngine(Engine):
         from ladders.solver.engines.modular import solve_dixon
         from ladders.solver.games.race import seats_from_values
         return seats_from_values(problem.system, problem.players, solve_dixon(problem.system).values)
-
-
-def _lift(problem: Problem, store: RunStore | None, table: bool, seed: int | None, progress: Any,
-          should_stop: Callable[[], bool]) -> Outcome:
-    """Lift in this process; with a ``store`` save the state as it goes and record the
-    verified answer."""
-    import contextlib
-
-    from ladders.checkpoints.modular import clear_leftovers, load_state, save_state
-    from ladders.cluster.session import Outcome, locked, record
-    from ladders.solver.checks.verify import certificate_report, verify_answer
-    from ladders.solver.engines.modular import Interrupted, LiftState, solve_dixon
-    from ladders.solver.exact import FractionTable, bits_to_digits
-    from ladders.solver.games.race import seats_from_values
-
-    system = problem.system
-    state = None
-    save = None
-    clock: dict[str, Any] = {}
-    with locked(store) if store is not None else contextlib.nullcontext():
-        if store is not None:
-            manifest = store.current()
-            clear_leftovers(store, manifest)
-            state = load_state(store, manifest)
-            seed = int(store.run["seed"])
-            every = float(store.run.get("save_every", SAVE_EVERY))
-            clock.update(last=time.perf_counter(), manifest=manifest)
-
-            def save_now(st: LiftState) -> None:
-                now = time.perf_counter()
-                certified = len(clock["manifest"].extra.get("columns", {}))
-                if now - clock["last"] >= every or len(st.columns) > certified:
-                    clock["manifest"] = save_state(store, clock["manifest"], st, now - clock["last"])
-                    clock["last"] = now
-            save = save_now
-        t0 = time.perf_counter()
-        seen = {"column": 0, "before": 0, "last": 0}
-
-        def step(k: int, steps: int) -> None:
-            """Lifting steps of all right-hand sides so far, and this one's digits."""
-            if k != seen["column"]:
-                seen["column"], seen["before"] = k, seen["before"] + seen["last"]
-            seen["last"] = steps
-            if progress is not None:
-                progress(seen["before"] + steps, 0, bits_to_digits(steps * 28 // 2),
-                         stage=ModularEngine.unit)
-        def factoring(rows: int, total: int) -> None:
-            if progress is not None:
-                progress(rows, total, 0, stage=("factoring L U mod p", "row"))
-        try:
-            result = solve_dixon(system, seed=seed, progress=step, state=state, save=save,
-                                 should_stop=should_stop, factor_progress=factoring)
-        except Interrupted as stop:
-            if store is not None and stop.state is not None:
-                save_state(store, clock["manifest"], stop.state, time.perf_counter() - clock["last"])
-            kept = stop.state or state  # stopped while factoring: what the store held
-            return Outcome(problem, [], time.perf_counter() - t0, "serial", interrupted=True,
-                           store=None if store is None else store.root, engine="modular",
-                           tasks_run=0 if kept is None else kept.steps)
-        seats = seats_from_values(system, problem.players, result.values)
-        tab = None
-        if table:
-            values = result.columns[0].solution()
-            tab = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
-        seconds = time.perf_counter() - t0
-        verified = verify_answer(problem, seats, primes=0,
-                                 certificate=certificate_report(result.columns, result.rejected))
-        details = {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
-                   "resumed_from_step": 0 if state is None else state.steps,
-                   "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
-        out = Outcome(problem, seats, seconds, "serial", verified, engine="modular",
-                      table=tab, details=details, tasks_run=1, tasks_total=1)
-        if store is not None:
-            record(store, out, seconds)
-        return out
 
 
 ENGINE = ModularEngine()

@@ -123,7 +123,9 @@ def digits_per_move(chain: AbsorbingChain, players: int, moves: int = 4096) -> f
 
 def check_digits(chain: AbsorbingChain, players: int, digits: int) -> None:
     """Refuse ``--digits`` the bounds reach only beyond :func:`moves_limit`, by the
-    estimate of :func:`digits_per_move` (``ValueError`` naming the limit and the fix)."""
+    estimate of :func:`digits_per_move` (``ValueError`` naming the limit and the fix),
+    and anything but a whole number of at least 1."""
+    _whole("digits", digits, 1)
     rate = digits_per_move(chain, players)
     limit = moves_limit(chain, players)
     if rate * limit < digits:
@@ -134,9 +136,17 @@ def check_digits(chain: AbsorbingChain, players: int, digits: int) -> None:
                          f"digits on this board with {players} players")
 
 
+def _whole(name: str, value: object, least: int) -> None:
+    """``ValueError`` unless ``value`` is an int (not a bool) of at least ``least``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"--{name} {value!r}: give a whole number of at least {least}")
+
+
 def check_moves(chain: AbsorbingChain, players: int, moves: int) -> None:
     """Refuse bounds after more moves than :func:`moves_limit` (``ValueError`` naming
-    the limit, the value and the fix)."""
+    the limit, the value and the fix), and anything but a whole number of at least 0
+    (after 0 moves the bounds are the trivial bracket)."""
+    _whole("moves", moves, 0)
     limit = moves_limit(chain, players)
     if moves > limit:
         digits = moves * players * math.log10(max(chain.die, 2))
@@ -181,17 +191,20 @@ def _make_bounds(players: int, n: int, sums: list[mpz], gap: mpz, denom: mpz) ->
 
 def check_players(players: int) -> None:
     """Races have 2 to 6 seats (SPEC 1.4); bounds and exact solves share this check."""
-    if not 2 <= players <= 6:
-        raise ValueError(f"players must be between 2 and 6, got {players}")
+    if not isinstance(players, int) or isinstance(players, bool) or not 2 <= players <= 6:
+        raise ValueError(f"players must be a whole number from 2 to 6, got {players!r}")
 
 
 def markov_bounds(chain: AbsorbingChain, players: int, moves: int,
                   progress: Callable[[int, int], None] | None = None) -> Bounds:
     """Exact bounds for every seat after ``moves`` throws per player
-    (``progress(n, moves)`` every few moves)."""
+    (``progress(n, moves)`` every few moves). After 0 moves nothing is known: the
+    trivial bracket (two players: seat 1 in [1/2, 1]; more: every seat in [0, 1])."""
     check_players(players)
-    if moves < 1:
-        raise ValueError(f"moves must be at least 1, got {moves}")
+    if moves < 0:
+        raise ValueError(f"moves must be at least 0, got {moves}")
+    if moves == 0:
+        return _make_bounds(players, 0, [mpz(0)] * (1 if players == 2 else players), mpz(1), mpz(1))
     for n, sums, gap, denom in _iter_bounds(chain, players):
         if progress is not None and n % 64 == 0:
             progress(n, moves)

@@ -3,7 +3,7 @@
 Tier 1 (bounds): every seat's exact probability must lie inside the Markov bounds of
 :mod:`ladders.solver.checks.bounds`, and its decimal digits must agree with theirs. Exact
 arithmetic throughout, so a pass is a proof of those digits, not a tolerance.
-Tier 2 (modular): :mod:`ladders.solver.checks.residue_check`. Tier 3: an engine's own
+Tier 2 (residues): :mod:`ladders.solver.checks.residue_check`. Tier 3: an engine's own
 certificate, and the answer of another engine (cross). :func:`verify_answer` runs the
 tiers asked for and reports each.
 """
@@ -15,12 +15,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ladders.solver.checks.bounds import PIN_DIGITS, Bounds, bounds_within
-from ladders.solver.checks.residue_check import check_modular
-from ladders.solver.exact import bits_to_digits, fraction_to_decimal, mpq
+from ladders.solver.checks.residue_check import check_residues
+from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.games.chain import AbsorbingChain
 
 if TYPE_CHECKING:
-    from ladders.solver.engines.modular import CertifiedColumn
     from ladders.solver.problem import Problem
 
 
@@ -79,7 +78,7 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
                   bounds: Bounds | None = None) -> dict[str, Any]:
     """Every check of a race answer that ran, and whether all passed.
 
-    Tier 1 ``bounds`` always; tier 2 ``modular`` (independent solves of the race system
+    Tier 1 ``bounds`` always; tier 2 ``residues`` (independent solves of the race system
     modulo ``primes`` random 61-bit primes) when ``primes > 0``; tier 3 ``certificate``
     (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
     (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
@@ -89,23 +88,13 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
                                                              digits, bounds)}
     if primes > 0:
         targets = seats[:problem.system.columns]  # the seats the system solves for
-        report["modular"] = check_modular(problem.system, targets, primes=primes, seed=seed)
+        report["residues"] = check_residues(problem.system, targets, primes=primes, seed=seed)
     if certificate is not None:
         report["certificate"] = certificate
     if cross is not None:
         report["cross"] = cross
     tiers = [r for r in report.values() if not r.get("skipped")]
     return {"passed": all(bool(r["passed"]) for r in tiers), **report}
-
-
-def certificate_report(columns: list[CertifiedColumn], rejected: int) -> dict[str, Any]:
-    """Tier 3 of the lifting engines (modular, crt): what the certificate checked."""
-    return {"check": "certificate", "what": "A N = D b exactly in integers (N/D: every unknown)",
-            "passed": True, "prime": columns[0].prime,
-            "lifting_steps": [c.lifting_steps for c in columns],
-            "certificate_steps": [c.certificate_steps for c in columns],
-            "denominator_digits": bits_to_digits(columns[0].denominator.bit_length()),
-            "rejected_candidates": rejected}
 
 
 def cross_check(problem: Problem, seats: list[mpq], engine: str,

@@ -40,10 +40,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from ladders.solver.exact import gcd, isqrt, mpq, mpz, next_prime
+from ladders.solver.exact import bits_to_digits, gcd, isqrt, mpq, mpz, next_prime
 from ladders.solver.engines.modp import (MAX_PRIME, FactorizationStopped, LUFactors, _lift,
                                          _lift_integer, factor_permuted, permute_csr,
                                          residual_is_zero)
@@ -439,3 +440,13 @@ def _common_denominator(digits: np.ndarray, p: int, den: mpz) -> mpz | None:
             return None
         den = den * rr[1] // gcd(den, rr[1])
     return den
+
+
+def certificate_report(columns: list[CertifiedColumn], rejected: int) -> dict[str, Any]:
+    """Tier 3 of the lifting engines (modular, crt): what the certificate checked."""
+    return {"check": "certificate", "what": "A N = D b exactly in integers (N/D: every unknown)",
+            "passed": True, "prime": columns[0].prime,
+            "lifting_steps": [c.lifting_steps for c in columns],
+            "certificate_steps": [c.certificate_steps for c in columns],
+            "denominator_digits": bits_to_digits(columns[0].denominator.bit_length()),
+            "rejected_candidates": rejected}

@@ -89,10 +89,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import flint
 import numpy as np
 
-from ladders.solver.engines.series.algebra import (ChainData, Split, _to_mpq, chain_data, two_player_system,
+from ladders.solver.engines.series.algebra import (ChainData, Split, chain_data, two_player_system,
                                                  check_table, choose_split, make_split,
                                                  split_cost, two_player_exact_fmpq)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt_simple, crt_tree,
@@ -101,6 +100,7 @@ from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt
                                                      rational_reconstruct_bounded,
                                                      rational_reconstruct_simple)
 from ladders.solver.exact import mpq
+from ladders.solver.exact_flint import fmpq, fmpq_mat, fmpq_to_mpq
 
 if TYPE_CHECKING:
     from ladders.solver.engines.series.kernels import TwoPlayerTable
@@ -321,12 +321,12 @@ def two_player_certified(chain) -> CertifiedTwoPlayer:
     """
     t0 = time.perf_counter()
     system = two_player_system(chain_data(chain))
-    y = flint.fmpq_mat(system.matrix).solve(flint.fmpq_mat(system.rhs), algorithm="dixon")
+    y = fmpq_mat(system.matrix).solve(fmpq_mat(system.rhs), algorithm="dixon")
     t1 = time.perf_counter()
-    certified = system.matrix * y == flint.fmpq_mat(system.rhs)
+    certified = system.matrix * y == fmpq_mat(system.rhs)
     t2 = time.perf_counter()
-    total = flint.fmpq(0)
+    total = fmpq(0)
     for k, w in enumerate(system.weights):
         total += y[k, 0] * w
-    return CertifiedTwoPlayer(_to_mpq(total * system.scale), bool(certified),
+    return CertifiedTwoPlayer(fmpq_to_mpq(total * system.scale), bool(certified),
                               {"solve": t1 - t0, "certificate": t2 - t1})

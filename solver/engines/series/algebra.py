@@ -1,15 +1,17 @@
 """One player's chain as exact integer data, the splits of a k-seat sum, and two
-players over the rationals (flint): nothing here needs numba."""
+players over the rationals (flint, through :mod:`ladders.solver.exact_flint`): nothing here
+needs numba."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-import flint
 import numpy as np
 
 from ladders.solver.exact import mpq, mpz
+from ladders.solver.exact_flint import (array_to_fmpz_mat, fmpq, fmpq_mat, fmpq_poly, fmpq_to_mpq,
+                                       fmpz_mat, fmpz_poly_to_ints, ints_to_fmpz_column)
 
 
 # ----------------------------------------------------------------------------------
@@ -65,8 +67,7 @@ class ChainData:
             for j, c in row:
                 counts[i, j] += c
         finish = np.array([int(x) for x in chain.finish], dtype=np.int64)
-        cmat = flint.fmpz_mat(n, n, [int(x) for x in counts.ravel()])
-        charpoly = tuple(int(c) for c in cmat.charpoly().coeffs())
+        charpoly = fmpz_poly_to_ints(array_to_fmpz_mat(counts).charpoly())
         assert len(charpoly) == n + 1 and charpoly[n] == 1
         z = 0
         while z < n and charpoly[z] == 0:
@@ -272,15 +273,11 @@ def choose_split(data: ChainData, players: int) -> Split:
 # Two players exactly over Q (flint fmpq_poly / fmpz_mat)
 # ----------------------------------------------------------------------------------
 
-def _to_mpq(x: flint.fmpq) -> mpq:
-    return mpq(mpz(int(x.p)), mpz(int(x.q)))
-
-
-def _q_polys(data: ChainData) -> tuple[flint.fmpq_poly, flint.fmpq_poly, flint.fmpq_poly]:
+def _q_polys(data: ChainData) -> tuple[fmpq_poly, fmpq_poly, fmpq_poly]:
     """``(chi, D, G)`` over Q: ``chi = det(xI - Q)``, ``D = det(I - tQ)``, ``G = D^-1 mod chi``."""
     n, d = data.n, data.d
-    chi = flint.fmpq_poly([flint.fmpq(c, d ** (n - i)) for i, c in enumerate(data.charpoly)])
-    dpol = flint.fmpq_poly([flint.fmpq(c, d ** i) for i, c in enumerate(data.dpoly)])
+    chi = fmpq_poly([fmpq(c, d ** (n - i)) for i, c in enumerate(data.charpoly)])
+    dpol = fmpq_poly([fmpq(c, d ** i) for i, c in enumerate(data.dpoly)])
     g, inv, _ = dpol.xgcd(chi)
     if g != 1:
         raise ArithmeticError("det(I - tQ) and det(xI - Q) share a root: Q has an eigenvalue of modulus 1")
@@ -296,15 +293,15 @@ def two_player_exact_fmpq(chain) -> mpq:
     data = chain_data(chain)
     n, d = data.n, data.d
     chi, dpol, ginv = _q_polys(data)
-    f = [flint.fmpq(data.alpha[t], d ** (t + 1)) for t in range(n)]          # f(1..n)
-    svals = flint.fmpq_poly([flint.fmpq(data.sigma[t], d ** t) for t in range(n)])
+    f = [fmpq(data.alpha[t], d ** (t + 1)) for t in range(n)]          # f(1..n)
+    svals = fmpq_poly([fmpq(data.sigma[t], d ** t) for t in range(n)])
     num = dpol.mul_low(svals, n) if hasattr(dpol, "mul_low") else (dpol * svals).truncate(n)
     y = (num * ginv) % chi
     coeffs = y.coeffs()
-    total = flint.fmpq(0)
+    total = fmpq(0)
     for j, c in enumerate(coeffs):
         total += c * f[j]
-    return _to_mpq(total)
+    return fmpq_to_mpq(total)
 
 
 @dataclass(frozen=True)
@@ -320,10 +317,10 @@ class TwoPlayerSystem:
     alpha_k / d``), ``scale = d^(2 n1) / d^(2(n-1)+1)``.
     """
 
-    matrix: flint.fmpz_mat
-    rhs: flint.fmpz_mat
+    matrix: fmpz_mat
+    rhs: fmpz_mat
     weights: list[int]
-    scale: flint.fmpq
+    scale: fmpq
 
 
 def two_player_system(data: ChainData) -> TwoPlayerSystem:
@@ -344,8 +341,8 @@ def two_player_system(data: ChainData) -> TwoPlayerSystem:
             col = [col[i] - top * chi[i] for i in range(n)]
     nu = [sum(data.dpoly[i] * data.sigma[k - i] for i in range(min(k, n1) + 1)) for k in range(n)]
     rhs = [nu[k] * d ** (2 * (n - 1 - k)) for k in range(n)]
-    return TwoPlayerSystem(flint.fmpz_mat(entries), flint.fmpz_mat(n, 1, rhs), list(data.alpha[:n]),
-                           flint.fmpq(d ** (2 * n1), d ** (2 * (n - 1) + 1)))
+    return TwoPlayerSystem(fmpz_mat(entries), ints_to_fmpz_column(rhs), list(data.alpha[:n]),
+                           fmpq(d ** (2 * n1), d ** (2 * (n - 1) + 1)))
 
 
 def table_denominator(data: ChainData) -> mpz:
@@ -361,8 +358,8 @@ def table_denominator(data: ChainData) -> mpz:
     outside ``[0, Den]``.
     """
     system = two_player_system(data)
-    unit = flint.fmpq_mat(data.n, 1, [1] + [0] * (data.n - 1))
-    g = flint.fmpq_mat(system.matrix).solve(unit, algorithm="dixon")
+    unit = fmpq_mat(data.n, 1, [1] + [0] * (data.n - 1))
+    g = fmpq_mat(system.matrix).solve(unit, algorithm="dixon")
     delta = math.lcm(*(int(g[i, 0].q) for i in range(data.n)))
     return mpz(delta) * int(system.scale.q)
 

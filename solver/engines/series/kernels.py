@@ -8,8 +8,8 @@ import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-import flint
 import numba as nb
 import numpy as np
 
@@ -23,11 +23,112 @@ from ladders.solver.engines.series.polyarith import (cyclic_mul, next_pow2, ntt_
                                                      poly_rem, series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
 from ladders.solver.exact import invert, is_prime, lowest_terms, mpz
+from ladders.solver.exact_flint import array_to_fmpz_mat, fmpz_mat_to_mpz, ints_to_fmpz_column
 from ladders.solver.forked import cores, run_forked
 
 # ----------------------------------------------------------------------------------
 # The per-prime kernel
 # ----------------------------------------------------------------------------------
+
+class SeatInputs(NamedTuple):
+    """What the per-prime kernel needs of one (chain, players, split): the same at every
+    prime, built once (:func:`seat_inputs`); numba takes it as one argument.
+
+    In the notation of docs/series.md (one player: ``Q = C/d`` on n transient states,
+    u the start, the vector r the one-throw finishing probabilities, ``T(t) = S(t+1)``;
+    k players, s survival factors on the a side and the number ``r = k - 1 - s`` on the
+    b side, seat j taking ``s_j`` of its s as S and ``s - s_j`` as T); the step of
+    the kernel that reads a field is in brackets, as in docs/series.md, "The kernel,
+    step by step". Big integers come as little-endian 64-bit limbs (one row each) and
+    signs, for the reduction mod p.
+
+    - ``d``: the die, ``Q = C/d`` (uint64). [1]
+    - ``n``: transient states, ``deg chi = n``; ``n1``: nonzero eigenvalues of Q,
+      ``deg D = n1``; ``z = n - n1``: the multiplicity of the eigenvalue 0. [1]
+    - ``dpoly_limbs``, ``dpoly_signs``: ``dpoly_i``, i = 0..n1, with
+      ``D(t) = det(I - tQ) = sum_i dpoly_i d^-i t^i``. [1]
+    - ``alpha_limbs``, ``alpha_signs``: ``alpha_t = u C^(t-1) (d r)``, t = 1..n+2, with
+      ``f(t) = alpha_t d^-t``. [1]
+    - ``sigma_limbs``, ``sigma_signs``: ``sigma_t = u C^(t-1) 1``, t = 1..n+2, with
+      ``S(t) = sigma_t d^-(t-1)``. [1]
+    - ``b_parts``, ``b_zden``: the cycle index of the symmetric group on r letters,
+      ``h_r = sum_pi p_pi / z_pi``: one row per partition pi of r (its parts, 0-padded)
+      and ``z_pi``, for ``P_m = h_r(lambda^m) = sum_pi prod_(c in pi) p_(cm) / z_pi`` of
+      ``D_b`` (its largest part: how many power sums). [2], [3]
+    - ``a_parts``, ``a_zden``: the same for s + 1 letters, ``h_(s+1)(lambda^m)`` of
+      ``D_a``. [2], [4]
+    - ``s``: survival factors in a (``s = 0``: ``D_a = D``, ``chi_a = chi``). [2], [4]
+    - ``same_d``: ``s > 0`` and ``s + 1 = r``, so ``D_a = D_b`` (one exponential). [2], [4]
+    - ``deg_a = deg D_a = C(n1 + s, s + 1)``; ``m = deg chi_a = deg_a + z``. [1]-[6]
+    - ``deg_b = deg D_b = C(n1 + r - 1, r)``; ``L = deg_b + z``. [1]-[7]
+    - ``atype_S``, ``atype_T``: the kinds of a, ``a_t = f(t) S(t)^s' T(t)^(s-s')`` with
+      ``s' = atype_S[x]`` and ``s - s' = atype_T[x]``; seats of one kind share its c and
+      W. [6]
+    - ``seat_atype``: the kind of a of seat j (the one with ``s' = s_j``);
+      ``seat_bS``, ``seat_bT``: seat j's ``b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j)``, the
+      two exponents. [7]
+    """
+
+    d: np.uint64
+    n: int
+    n1: int
+    z: int
+    dpoly_limbs: np.ndarray
+    dpoly_signs: np.ndarray
+    alpha_limbs: np.ndarray
+    alpha_signs: np.ndarray
+    sigma_limbs: np.ndarray
+    sigma_signs: np.ndarray
+    b_parts: np.ndarray
+    b_zden: np.ndarray
+    a_parts: np.ndarray
+    a_zden: np.ndarray
+    s: int
+    same_d: bool
+    deg_a: int
+    deg_b: int
+    atype_S: np.ndarray
+    atype_T: np.ndarray
+    seat_atype: np.ndarray
+    seat_bS: np.ndarray
+    seat_bT: np.ndarray
+
+
+def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
+    """:class:`SeatInputs` of a chain's data and a split."""
+    dpoly_limbs, dpoly_signs = _limbs(list(data.dpoly))
+    alpha_limbs, alpha_signs = _limbs(list(data.alpha))
+    sigma_limbs, sigma_signs = _limbs(list(data.sigma))
+    b_parts, b_zden = _cycle_index(split.r)
+    a_parts, a_zden = _cycle_index(split.s + 1)      # a: Sym^(s+1), f and s factors
+    atypes = sorted(set(split.seat_sigma))
+    exponents = [split.seat_exponents(j) for j in range(1, split.players + 1)]
+    return SeatInputs(
+        d=np.uint64(data.d), n=data.n, n1=data.n1, z=data.z,
+        dpoly_limbs=dpoly_limbs, dpoly_signs=dpoly_signs, alpha_limbs=alpha_limbs,
+        alpha_signs=alpha_signs, sigma_limbs=sigma_limbs, sigma_signs=sigma_signs,
+        b_parts=b_parts, b_zden=b_zden, a_parts=a_parts, a_zden=a_zden,
+        s=split.s, same_d=split.s > 0 and split.s + 1 == split.r,
+        deg_a=split.deg_a, deg_b=split.deg_b,
+        atype_S=np.array(atypes, dtype=np.int64),
+        atype_T=np.array([split.s - sig for sig in atypes], dtype=np.int64),
+        seat_atype=np.array([atypes.index(sig) for sig in split.seat_sigma], dtype=np.int64),
+        seat_bS=np.array([e[2] for e in exponents], dtype=np.int64),
+        seat_bT=np.array([e[3] for e in exponents], dtype=np.int64))
+
+
+@nb.njit(cache=True)
+def _times_powers(limbs, signs, count, first, ratio, p, pneg, one, r2):  # pragma: no cover
+    """``v_i first ratio^i`` for i < count (Montgomery), the big integers ``v_i`` given as
+    limbs and signs; entries from ``count`` on are the plain ``v_i``."""
+    out = np.zeros(limbs.shape[0], dtype=np.uint64)
+    reduce_limbs(limbs, signs, p, pneg, one, r2, out)
+    pw = first
+    for i in range(count):
+        out[i] = mmul(out[i], pw, p, pneg)
+        pw = mmul(pw, ratio, p, pneg)
+    return out
+
 
 @nb.njit(cache=True)
 def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no cover
@@ -52,47 +153,35 @@ def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no c
 
 
 @nb.njit(cache=True)
-def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-               ypart, yzden, xpart, xzden, s_a, same_d, deg_a, deg_b,
-               xt_S, xt_T, seat_xt, seat_yS, seat_yT, out):  # pragma: no cover - compiled
-    """Every seat mod one prime p (Montgomery inside); returns False if p is unusable.
+def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
+    """Every seat mod one prime p into ``out`` (Montgomery inside, plain residues out);
+    returns False if p is unusable (``D_b`` not invertible mod ``chi_a``).
 
-    ``omega`` has order ``2^two_adicity`` mod p (0: no transforms, schoolbook products).
+    ``x``: :class:`SeatInputs`. ``omega`` has order ``2^two_adicity`` mod p (0: no
+    transforms, schoolbook products). The sections (1)-(7) are the steps of
+    docs/series.md, "The kernel, step by step".
     """
     pneg, one, r2 = mont_setup(p)
-    dinv = minv(to_mont(U64(d), p, pneg, r2), p, pneg, one)
+    dinv = minv(to_mont(U64(x.d), p, pneg, r2), p, pneg, one)
+    n, n1, z, deg_a, deg_b = x.n, x.n1, x.z, x.deg_a, x.deg_b
     m_a = deg_a + z
     L = deg_b + z
+    # transform sizes: the middle product and the correlation of (6), the exponentials
     size_c = next_pow2(max(L + m_a - 1, m_a, 1))
     size_w = next_pow2(max(2 * L - 1, deg_b + 1, 1))
     nmax = max(size_c, size_w, next_pow2(deg_a + 1), next_pow2(deg_b + 1))
     if omega == ZERO or nmax > (np.int64(1) << two_adicity):
         nmax = 0
     roots, iroots = ntt_tables(to_mont(omega, p, pneg, r2), two_adicity, nmax, p, pneg, one)
-    # --- D(t) = det(I - tQ) = sum e_i t^i, and f, S from the integer Krylov data
-    e = np.zeros(n1 + 1, dtype=np.uint64)
-    reduce_limbs(dp_l, dp_s, p, pneg, one, r2, e)
-    pw = one
-    for i in range(n1 + 1):
-        e[i] = mmul(e[i], pw, p, pneg)
-        pw = mmul(pw, dinv, p, pneg)
-    tmax = L + m_a
-    if tmax < n + 2:
-        tmax = n + 2
+    # --- (1) D, f and S mod p: e_i = dpoly_i d^-i, f(t) = alpha_t d^-t, S(t) = sigma_t d^-(t-1);
+    # beyond t = n, chi = x^z rev(D) annihilates both: g(t) = -sum_{i=1}^{n1} e_i g(t-i)
+    e = _times_powers(x.dpoly_limbs, x.dpoly_signs, n1 + 1, one, dinv, p, pneg, one, r2)
+    tmax = max(L + m_a, n + 2)
     f = np.zeros(tmax + 1, dtype=np.uint64)     # 1-based: f[t]
     S = np.zeros(tmax + 2, dtype=np.uint64)
-    tmp = np.zeros(n + 2, dtype=np.uint64)
-    reduce_limbs(al_l, al_s, p, pneg, one, r2, tmp)
-    pw = dinv
-    for t in range(1, n + 1):
-        f[t] = mmul(tmp[t - 1], pw, p, pneg)
-        pw = mmul(pw, dinv, p, pneg)
-    reduce_limbs(sg_l, sg_s, p, pneg, one, r2, tmp)
-    pw = one
-    for t in range(1, n + 2):
-        S[t] = mmul(tmp[t - 1], pw, p, pneg)
-        pw = mmul(pw, dinv, p, pneg)
-    # chi_Q(x) = x^z rev(D) annihilates both: g(t) = -sum_{i=1}^{n1} e_i g(t-i) for t > n
+    f[1:n + 1] = _times_powers(x.alpha_limbs, x.alpha_signs, n, dinv, dinv, p, pneg, one, r2)[:n]
+    S[1:n + 2] = _times_powers(x.sigma_limbs, x.sigma_signs, n + 1, one, dinv, p, pneg, one,
+                               r2)[:n + 1]
     erev = np.zeros(n1, dtype=np.uint64)        # erev[i] = e[n1 - i], i < n1
     for i in range(n1):
         erev[i] = e[n1 - i]
@@ -100,18 +189,19 @@ def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l,
         f[t] = mneg(mdot(erev, 0, f, t - n1, n1, p, pneg, r2), p)
     for t in range(n + 2, tmax + 2):
         S[t] = mneg(mdot(erev, 0, S, t - n1, n1, p, pneg, r2), p)
-    # --- power sums of Q: Newton, p_m = -(m e_m + sum_{i<m} e_i p_{m-i})
+    # --- (2) power sums p_m = tr(Q^m), Newton: p_m = -(m e_m + sum_{i<m} e_i p_(m-i)),
+    # as many as P_m of (3) and (4) read: p_(cm) for every part c of a partition, m <= deg
     rmax = 1
-    for i in range(ypart.shape[0]):
-        for w in range(ypart.shape[1]):
-            if ypart[i, w] > rmax:
-                rmax = ypart[i, w]
+    for i in range(x.b_parts.shape[0]):
+        for w in range(x.b_parts.shape[1]):
+            if x.b_parts[i, w] > rmax:
+                rmax = x.b_parts[i, w]
     xmax = 0
-    if s_a > 0 and not same_d:
-        for i in range(xpart.shape[0]):
-            for w in range(xpart.shape[1]):
-                if xpart[i, w] > xmax:
-                    xmax = xpart[i, w]
+    if x.s > 0 and not x.same_d:
+        for i in range(x.a_parts.shape[0]):
+            for w in range(x.a_parts.shape[1]):
+                if x.a_parts[i, w] > xmax:
+                    xmax = x.a_parts[i, w]
     pm_count = max(rmax * deg_b, xmax * deg_a, 1)
     psum = np.zeros(pm_count + 1, dtype=np.uint64)
     for m in range(1, pm_count + 1):
@@ -121,22 +211,22 @@ def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l,
             acc = madd(acc, mmul(to_mont(U64(m), p, pneg, r2), e[m], p, pneg), p)
         psum[m] = mneg(acc, p)
     inv = inverses_upto(max(deg_a, deg_b, 1), p, pneg, one, r2)
-    # --- D_b: reversed characteristic polynomial of Sym^r(Q)
-    py = _power_products(psum, ypart, yzden, deg_b, p, pneg, one, r2)
+    # --- (3) D_b = det(I - z Sym^r Q) = exp(-sum_m P_m z^m / m), P_m = h_r(lambda^m)
+    py = _power_products(psum, x.b_parts, x.b_zden, deg_b, p, pneg, one, r2)
     db = series_exp_neg_fast(py, deg_b, p, pneg, one, r2, inv, roots, iroots, nmax)
-    # --- chi_a = x^z rev(D_a); D_a = D when s = 0, D_b when Sym^(s+1) = Sym^r, else
-    # the exponential of h_(s+1)(lambda^m)
-    if s_a == 0:
+    # --- (4) chi_a = x^z rev(D_a): D_a = D when s = 0, D_b when s + 1 = r, else the
+    # exponential of h_(s+1)(lambda^m)
+    if x.s == 0:
         da = e
-    elif same_d:
+    elif x.same_d:
         da = db
     else:
-        px = _power_products(psum, xpart, xzden, deg_a, p, pneg, one, r2)
+        px = _power_products(psum, x.a_parts, x.a_zden, deg_a, p, pneg, one, r2)
         da = series_exp_neg_fast(px, deg_a, p, pneg, one, r2, inv, roots, iroots, nmax)
     chi = np.zeros(m_a + 1, dtype=np.uint64)
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
-    # --- G = D_b^-1 mod chi_a
+    # --- (5) G = D_b^-1 mod chi_a (none: p divides a denominator)
     rem = poly_rem(db, chi, p, pneg, one)
     if nmax > 0:
         ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
@@ -145,17 +235,17 @@ def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l,
     if not ok:
         return False
     grev = g[::-1].copy()
-    # --- per a-type: c_k = L_a(x^k G) = sum_q G_q a_(k+q+1) (k < L, a middle product),
-    # W_s = sum_i D_b[i] c_(s+i) (a correlation); then P = sum_s b_(s+1) W_s
-    n_xt = xt_S.size
-    W = np.zeros((n_xt, L), dtype=np.uint64)
+    # --- (6) per kind of a, a_t = f(t) S(t)^s' T(t)^(s-s'): c_k = L_a(x^k G) =
+    # sum_q G_q a_(k+q+1) (k < L, a middle product), W_s = sum_i D_b[i] c_(s+i) (a correlation)
+    n_atypes = x.atype_S.size
+    W = np.zeros((n_atypes, L), dtype=np.uint64)
     la = L + m_a - 1
     av = np.zeros(la, dtype=np.uint64)
     crev = np.zeros(L, dtype=np.uint64)
-    for xt in range(n_xt):
-        nS = xt_S[xt]
-        nT = xt_T[xt]
-        for j in range(la):
+    for xt in range(n_atypes):
+        nS = x.atype_S[xt]
+        nT = x.atype_T[xt]
+        for j in range(la):                     # av[j] = a_(j+1)
             val = f[j + 1]
             for _ in range(nS):
                 val = mmul(val, S[j + 1], p, pneg)
@@ -168,77 +258,47 @@ def _one_prime(p, omega, two_adicity, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l,
         ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, p, pneg, one, r2)
         for s in range(L):
             W[xt, s] = ww[L - 1 - s]
-    # --- seats
+    # --- (7) per seat, b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j): P_j = sum_(s<L) b_(s+1) W_s
     bv = np.zeros(L + 1, dtype=np.uint64)
-    for j in range(seat_xt.size):
-        nS = seat_yS[j]
-        nT = seat_yT[j]
-        for t in range(1, L + 1):
+    for j in range(x.seat_atype.size):
+        nS = x.seat_bS[j]
+        nT = x.seat_bT[j]
+        for t in range(1, L + 1):               # bv[t] = b_t
             val = one
             for _ in range(nS):
                 val = mmul(val, S[t], p, pneg)
             for _ in range(nT):
                 val = mmul(val, S[t + 1], p, pneg)
             bv[t] = val
-        acc = mdot(bv, 1, W[seat_xt[j]], 0, L, p, pneg, r2)
+        acc = mdot(bv, 1, W[x.seat_atype[j]], 0, L, p, pneg, r2)
         out[j] = from_mont(acc, p, pneg)
     return True
 
 
 @nb.njit(cache=True)
-def _batch(primes, omegas, adicities, d, n, n1, z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-           ypart, yzden, xpart, xzden, s_a, same_d, deg_a, deg_b,
-           xt_S, xt_T, seat_xt, seat_yS, seat_yT, res, valid):  # pragma: no cover
+def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - compiled
     for i in range(primes.size):
-        valid[i] = _one_prime(primes[i], omegas[i], adicities[i], d, n, n1, z, dp_l, dp_s,
-                              al_l, al_s, sg_l, sg_s, ypart, yzden, xpart, xzden, s_a, same_d,
-                              deg_a, deg_b, xt_S, xt_T, seat_xt, seat_yS, seat_yT, res[i])
+        valid[i] = _one_prime(primes[i], omegas[i], adicities[i], x, res[i])
 
 
 # ----------------------------------------------------------------------------------
 # Public: every seat modulo a list of primes
 # ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class KernelArgs:
-    """Everything the numba kernel needs for one (chain, players, split): built once."""
-
-    split: Split
-    args: tuple
-
-    @classmethod
-    def build(cls, data: ChainData, split: Split) -> "KernelArgs":
-        dp_l, dp_s = _limbs(list(data.dpoly))
-        al_l, al_s = _limbs(list(data.alpha))
-        sg_l, sg_s = _limbs(list(data.sigma))
-        ypart, yzden = _cycle_index(split.r)
-        xpart, xzden = _cycle_index(split.s + 1)      # a: Sym^(s+1), f and s factors
-        xtypes = sorted(set(split.seat_sigma))
-        xt_S = np.array([sig for sig in xtypes], dtype=np.int64)
-        xt_T = np.array([split.s - sig for sig in xtypes], dtype=np.int64)
-        seat_xt = np.array([xtypes.index(sig) for sig in split.seat_sigma], dtype=np.int64)
-        ex = [split.seat_exponents(j) for j in range(1, split.players + 1)]
-        seat_yS = np.array([e[2] for e in ex], dtype=np.int64)
-        seat_yT = np.array([e[3] for e in ex], dtype=np.int64)
-        same_d = split.s > 0 and split.s + 1 == split.r       # D_a = D_b: one exponential
-        args = (np.uint64(data.d), data.n, data.n1, data.z, dp_l, dp_s, al_l, al_s, sg_l, sg_s,
-                ypart, yzden, xpart, xzden, split.s, same_d, split.deg_a, split.deg_b,
-                xt_S, xt_T, seat_xt, seat_yS, seat_yT)
-        return cls(split, args)
+_KERNEL_CACHE: dict[tuple[int, int, int], tuple[ChainData, Split, SeatInputs]] = {}
 
 
-_KERNEL_CACHE: dict[tuple[int, int, int], tuple[ChainData, KernelArgs]] = {}
-
-
-def kernel_args(data: ChainData, players: int, s: int | None = None) -> KernelArgs:
-    """Cached :class:`KernelArgs`; ``s=None`` picks the split with :func:`choose_split`."""
+def kernel_inputs(data: ChainData, players: int,
+                  s: int | None = None) -> tuple[Split, SeatInputs]:
+    """The split and its cached :class:`SeatInputs`; ``s=None`` picks the split with
+    :func:`choose_split`."""
     split = choose_split(data, players) if s is None else make_split(data, players, s)
     key = (id(data), players, split.s)
     hit = _KERNEL_CACHE.get(key)
     if hit is None or hit[0] is not data:       # ids of dead objects get reused
-        hit = (data, KernelArgs.build(data, split))
+        hit = (data, split, seat_inputs(data, split))
         _KERNEL_CACHE[key] = hit
-    return hit[1]
+    return hit[1], hit[2]
 
 
 def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
@@ -255,8 +315,7 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     data = chain_data(chain)
     if players < 2:
         raise ValueError(f"a race needs at least 2 players, got {players}")
-    ka = kernel_args(data, players, split)
-    sp = ka.split
+    sp, inputs = kernel_inputs(data, players, split)
     pr = np.asarray([int(q) for q in primes], dtype=np.uint64)
     res = np.zeros((pr.size, players), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
@@ -272,7 +331,7 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
         roots = [ntt_root(int(q)) for q in pr[idx]]
         omegas = np.array([w for w, _ in roots], dtype=np.uint64)
         adicities = np.array([k for _, k in roots], dtype=np.int64)
-        _batch(pr[idx], omegas, adicities, *ka.args, sub_res, sub_valid)
+        _batch(pr[idx], omegas, adicities, inputs, sub_res, sub_valid)
         res[idx] = sub_res
         valid[idx] = sub_valid
     # the seats of a race sum to 1: a free check of every prime
@@ -300,12 +359,7 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
     """
     pneg, one, r2 = mont_setup(p)
     dinv = minv(to_mont(U64(d), p, pneg, r2), p, pneg, one)
-    e = np.zeros(n1 + 1, dtype=np.uint64)
-    reduce_limbs(dp_l, dp_s, p, pneg, one, r2, e)
-    pw = one
-    for i in range(n1 + 1):
-        e[i] = mmul(e[i], pw, p, pneg)
-        pw = mmul(pw, dinv, p, pneg)
+    e = _times_powers(dp_l, dp_s, n1 + 1, one, dinv, p, pneg, one, r2)
     chi = np.zeros(n + 1, dtype=np.uint64)
     for i in range(n1 + 1):
         chi[z + n1 - i] = e[i]
@@ -428,9 +482,8 @@ def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> li
     w = np.empty_like(res.reshape(count, size))
     _scale_residues(res.reshape(count, size), t, pr, w)
     k = np.rint((w / pr.astype(np.float64)[:, None]).sum(axis=0)).astype(np.int64)
-    sums = flint.fmpz_mat(size, count, w.T.ravel().tolist()) * flint.fmpz_mat(
-        count, 1, [int(v) for v in cofactors])
-    nums = [mpz(int(sums[i, 0])) - kk * m for i, kk in enumerate(k.tolist())]
+    sums = fmpz_mat_to_mpz(array_to_fmpz_mat(w.T) * ints_to_fmpz_column(cofactors))
+    nums = [v - kk * m for v, kk in zip(sums, k.tolist())]
     if any(v < 0 or v > den for v in nums):
         raise ArithmeticError("a table entry is not a fraction in [0, 1] over the common denominator")
     return nums

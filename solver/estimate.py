@@ -220,69 +220,111 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
 #: system to measure it: building is pure Python, about a microsecond a term (5 players
 #: on 15 squares: 11,628 unknowns but 90 million terms, minutes).
 BUILD_LIMIT = 5e6
+#: Most unknowns of a system ``ladders plan`` builds and factors or plans symbolically.
+MEASURE_UNKNOWNS = 20_000
 
 
-def race_plan(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str, Any]:
-    """What ``ladders plan`` reports: the race's size, each engine's cost, and a verdict.
+@dataclass(frozen=True)
+class Measured:
+    """The race's size, and what building its system measured where that is cheap
+    (:data:`BUILD_LIMIT`): the system itself, the fill of L + U modulo a prime and
+    the seconds of that factorization; else lower bounds (no fill assumed)."""
 
-    Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
-    rows; the digits come from the measured fit above. Systems up to 20,000 unknowns
-    whose rows are cheap to build (:data:`BUILD_LIMIT`) are factored once modulo a prime
-    to measure the fill and the factorization time; others get lower bounds (no fill
-    assumed). The verdict names what can do the solve: one
-    machine (the series engine when it takes at most a day, else the modular one), a
-    cluster of so many workers within a day (the series engine first, then crt), or
-    nothing within a day on 1,024 workers.
-    """
+    size: RaceSize
+    system: LinearSystem | None
+    lu_nonzeros: int
+    factor_seconds: float
+
+    @property
+    def measured(self) -> bool:
+        return self.system is not None
+
+
+_MEASURED: dict[tuple[int, int], tuple[AbsorbingChain, Measured]] = {}
+
+
+def measure(chain: AbsorbingChain, players: int) -> Measured:
+    """:class:`Measured` of the race, computed once per chain and player count (every
+    engine's row of a plan shares it)."""
+    key = (id(chain), players)
+    if key in _MEASURED and _MEASURED[key][0] is chain:
+        return _MEASURED[key][1]
     size = race_size(chain, players)
-    lu_nnz, factor_s, measured = size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4, False
-    nonzeros = size.nonzeros
     mean_moves = sum(len(m) for m in chain.moves) / max(len(chain.moves), 1)
-    if size.unknowns <= 20_000 and size.unknowns * mean_moves ** players <= BUILD_LIMIT:
+    out = Measured(size, None, size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4)
+    if size.unknowns <= MEASURE_UNKNOWNS and size.unknowns * mean_moves ** players <= BUILD_LIMIT:
         from ladders.solver.engines.modular import Lifter
         from ladders.solver.games.race import race_system
         system = race_system(chain, players)
-        nonzeros = system.nnz
         order = pivot_order(system, "labels")
         # load the compiled kernels on a 1 x 1 system, so the timing below is the factorization
         Lifter.factor(LinearSystem.from_rows([[(0, 1)]], [0], [(0,)], 0, "warm-up"), [0],
                       random.Random(0))
         t0 = time.perf_counter()
         lifter = Lifter.factor(system, order, random.Random(1))
-        factor_s, lu_nnz, measured = time.perf_counter() - t0, lifter.lu.nnz, True
-    secs = modular_seconds(size, lu_nnz, factor_s)
-    mem = modular_bytes(size, lu_nnz)
-    crt = crt_seconds(size, factor_s, workers)
-    day, memory = 86_400.0, MACHINE_BYTES
-    need = next((w for w in (16, 64, 256, 1024) if crt_seconds(size, factor_s, w) <= day), None)
-    series = series_figures(chain, players, workers)
-    series_need = next((w for w in (16, 64, 256, 1024)
-                        if series["seconds"] * workers / w <= day), None)
-    if series["seconds"] <= day:
-        verdict = "one machine: the series engine"
-    elif series_need:
-        verdict = (f"a cluster of {series_need:,} workers: the series engine, within a day "
-                   f"(about {series['seconds'] * workers / series_need / 3600:.1f} hours)")
-    elif mem > memory:
-        verdict = (f"out of reach: the certificate alone needs {mem / 1e9:,.0f} GB "
-                   "on one machine")
-    elif not measured:
-        verdict = ("not decided: the fill of L + U (not measured for a system this size) "
-                   "multiplies the lower bounds above; see docs/frontier.md")
-    elif secs <= day:
-        verdict = "one machine: the modular engine"
-    elif need:
-        verdict = f"a cluster of {need:,} workers: the crt engine, within a day"
-    else:
-        verdict = "out of reach: more than a day even on 1,024 workers"
+        out = Measured(size, system, lifter.lu.nnz, time.perf_counter() - t0)
+    _MEASURED[key] = (chain, out)
+    return out
+
+
+def modular_figures(chain: AbsorbingChain, players: int) -> dict[str, Any]:
+    """The modular engine's plan: lifting steps, seconds on one core, peak bytes
+    (lower bounds where the fill was not measured)."""
+    m = measure(chain, players)
+    return {"steps": m.size.steps, "seconds": round(modular_seconds(m.size, m.lu_nonzeros,
+                                                                   m.factor_seconds), 1),
+            "bytes": modular_bytes(m.size, m.lu_nonzeros), "lower_bound": not m.measured,
+            "lu_nonzeros": m.lu_nonzeros, "factor_seconds": round(m.factor_seconds, 3)}
+
+
+def crt_figures(chain: AbsorbingChain, players: int, workers: int) -> dict[str, Any]:
+    """The crt engine's plan: primes (one LU each) and seconds on ``workers`` workers;
+    ``size`` is the race's :class:`RaceSize` (not JSON: the caller drops it)."""
+    m = measure(chain, players)
+    return {"primes": m.size.primes, "workers": workers,
+            "seconds": round(crt_seconds(m.size, m.factor_seconds, workers), 1),
+            "lower_bound": not m.measured, "size": m.size}
+
+
+#: The elimination engine's CPU seconds per row update of the plan at an answer of
+#: :data:`ELIMINATION_DIGITS` digits, and how that cost grows with the digits: a fit
+#: to two measured runs on this project's 2-core machine (hasbro: 28.3 M updates, 4,453
+#: digits, 496-557 s on the workers; hasbro cut at 60: 1.65 M updates, 1,313 digits,
+#: about 4 s), so read it as a rough figure.
+ELIMINATION_SECONDS_PER_UPDATE = 18.7e-6
+ELIMINATION_DIGITS = 4453
+ELIMINATION_EXPONENT = 1.6
+#: Most nonzeros of L + U (measured modulo a prime) for which ``ladders plan`` makes the
+#: elimination's symbolic plan: hasbro cut at 60 (111,696) takes 0.2 s, the full board
+#: (638,398) 2.9 s, too long for a plan that should take about a second.
+ELIMINATION_PLAN_FILL = 200_000
+
+
+def elimination_figures(chain: AbsorbingChain, players: int, workers: int) -> dict[str, Any]:
+    """The elimination engine's plan: its tasks, row updates and fill from the symbolic
+    plan (where the system is cheap to build), and the seconds on ``workers`` workers
+    from the fit above; ``size`` is the race's :class:`RaceSize` (not JSON)."""
+    m = measure(chain, players)
+    if m.system is None or m.lu_nonzeros > ELIMINATION_PLAN_FILL:
+        what = (f"{m.size.unknowns:,} unknowns" if m.system is None
+                else f"{m.lu_nonzeros:,} nonzeros in L + U")
+        return {"seconds": None, "size": m.size,
+                "how": f"a system of {what} takes too long to plan symbolically here "
+                       "(measured runs: docs/benchmarks.md)"}
+    from ladders.solver.engines.elimination_plan import make_plan
+    plan = make_plan(m.system)
+    per = ELIMINATION_SECONDS_PER_UPDATE * (m.size.digits / ELIMINATION_DIGITS) ** ELIMINATION_EXPONENT
+    return {"tasks": len(plan.tasks()), "updates": plan.updates, "fill": plan.fill,
+            "seconds": round(plan.updates * per / workers, 1), "size": m.size}
+
+
+def race_figures(chain: AbsorbingChain, players: int) -> dict[str, Any]:
+    """What ``ladders plan`` reports of the race itself, before any engine's row."""
+    m = measure(chain, players)
+    size = m.size
     return {"players": players, "formulation": size.formulation, "states": size.states,
-            "recurrent_states": size.recurrent, "unknowns": size.unknowns, "nonzeros": nonzeros,
-            "nonzeros_exact": measured or size.nonzeros_exact, "digits_estimate": size.digits,
-            "lu_nonzeros": lu_nnz, "lu_measured": measured,
-            "factor_seconds": round(factor_s, 3),
-            "modular": {"steps": size.steps, "seconds": round(secs, 1), "bytes": mem,
-                        "lower_bound": not measured},
-            "crt": {"primes": size.primes, "workers": workers, "seconds": round(crt, 1),
-                    "lower_bound": not measured},
-            "series": series,
-            "verdict": verdict}
+            "recurrent_states": size.recurrent, "unknowns": size.unknowns,
+            "nonzeros": m.system.nnz if m.system is not None else size.nonzeros,
+            "nonzeros_exact": m.measured or size.nonzeros_exact, "digits_estimate": size.digits,
+            "lu_nonzeros": m.lu_nonzeros, "lu_measured": m.measured,
+            "factor_seconds": round(m.factor_seconds, 3)}

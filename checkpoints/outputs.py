@@ -1,0 +1,59 @@
+"""The files a solve writes for people and other programs, beside its run store:
+``--output`` (every seat's exact fraction as one JSON document) and ``--table`` (two
+players: every ``P(a, b)`` as JSON lines). Both are gzip-compressed when the file name
+ends in ``.gz`` and written atomically (:mod:`ladders.checkpoints.files`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ladders.checkpoints.files import MEMBER_BYTES, gzip_members, write_atomically
+
+if TYPE_CHECKING:
+    from ladders.solver.exact import FractionTable
+    from ladders.solver.result import Solution
+
+
+def write_solution(path: str | Path, solution: Solution) -> None:
+    """Every seat's exact fraction as one JSON document: the board, the players, the
+    engine, the seats (exact, decimal, digits) and the checks. ``ladders plot seats``
+    reads these files."""
+    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    from ladders.solver.games.board import board_to_json
+    path = Path(path)
+    data = {"board": board_to_json(solution.problem.board), "players": solution.problem.players,
+            "engine": solution.engine, "seconds": round(solution.seconds, 3),
+            "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50),
+                       "digits": digit_counts(p)} for j, p in enumerate(solution.seats)],
+            "verified": solution.verified}
+    payload = json.dumps(data).encode()
+    if path.suffix == ".gz":
+        payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
+    write_atomically(path, payload)
+
+
+def write_table(path: str | Path, table: FractionTable) -> None:
+    """P(a,b) as JSON lines, ``{"a": 11, "b": 67, "exact": "p/q"}``.
+
+    The 6,561 lines of ``hasbro`` are 57 MB of digits: two threads compress them
+    (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
+    formatted from the table's decimal texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
+    no fraction built, each distinct denominator converted to decimal once)."""
+    path = Path(path)
+
+    def chunks() -> Iterator[bytes]:
+        lines: list[str] = []
+        for count, ((a, b), p, q) in enumerate(table.texts(), start=1):
+            lines += ('{"a": ', str(a), ', "b": ', str(b), ', "exact": "', p)
+            lines += ('"}\n',) if q is None else ("/", q, '"}\n')
+            if count % 256 == 0:
+                yield "".join(lines).encode()
+                lines.clear()
+        if lines:
+            yield "".join(lines).encode()
+
+    write_atomically(path, gzip_members(chunks()) if path.suffix == ".gz" else b"".join(chunks()))
