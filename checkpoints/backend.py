@@ -61,6 +61,11 @@ class Backend(Protocol):
     def list(self, prefix: str = "") -> Iterator[str]:
         """Every key under ``prefix/`` (all keys for ``""``), in no particular order."""
 
+    def entries(self, prefix: str, depth: int) -> set[str]:
+        """The paths of ``depth`` components under ``prefix`` that hold anything (a
+        segment's root, e.g. ``rows/g3/b2-x`` for depth 3), however little of it was
+        written (a folder a writer made before it was stopped counts)."""
+
     def age(self, key: str) -> float:
         """Seconds since ``key`` was last written (``FileNotFoundError`` if absent)."""
 
@@ -128,6 +133,12 @@ class LocalBackend:
             rel = Path(folder).relative_to(self.root)
             for name in files:
                 yield (rel / name).as_posix()
+
+    def entries(self, prefix: str, depth: int) -> set[str]:
+        start = len(Path(prefix).parts)
+        pattern = "/".join(["*"] * (depth - start))
+        base = self._path(prefix)
+        return {p.relative_to(self.root).as_posix() for p in base.glob(pattern)} if base.is_dir() else set()
 
     def age(self, key: str) -> float:
         return time.time() - self._path(key).stat().st_mtime

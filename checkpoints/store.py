@@ -272,9 +272,8 @@ class RunStore:
         reference (superseded versions, leftovers of interrupted tasks or of a driver
         that died before committing). Returns how many."""
         keep = manifest.referenced()
-        found = {"/".join(key.split("/")[:depth])
-                 for folder, depth in type(manifest.state).FOLDERS.items()
-                 for key in self.backend.list(folder)}
+        found = {path for folder, depth in type(manifest.state).FOLDERS.items()
+                 for path in self.backend.entries(folder, depth)}
         gone = sorted(found - keep)
         for path in gone:
             self.backend.delete_prefix(path)

@@ -51,8 +51,9 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Exact engine [default: the fastest for the problem]: "
               + "; ".join(f"{name} = {e.summary}" for name, e in engines().items()) + ".")
 @click.option("--executor", type=click.Choice(["auto", "serial", "dask"]), default="auto",
-              show_default=True, help=f"{_who('executor')}: where the tasks run; auto = in "
-              "memory for small problems with no store or cluster asked for, else a Dask cluster.")
+              show_default=True, help=f"{_who('executor')}: where the tasks run; auto = a Dask "
+              "cluster when --scheduler or --workers is given or the problem is big, else this "
+              "process.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help=f"{_who('seed')}: seed of the random primes (default: fresh ones).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
@@ -167,6 +168,7 @@ def report(outcome: Solution, as_json: bool, exact: bool = False) -> int:
         "seconds": round(outcome.seconds, 3),
         "startup_seconds": round(outcome.startup_seconds, 3),
         "verified": verified,
+        "tasks": {"run": outcome.tasks_run, "total": outcome.tasks_total},
         **({"details": outcome.details} if outcome.details else {}),
     }
     if outcome.store is not None:

@@ -37,7 +37,7 @@ ENTRY_POINTS = "ladders.engines"
 DAY = 86_400.0
 #: Cluster sizes the plan tries when one machine takes more than a day.
 CLUSTER_SIZES = (16, 64, 256, 1024)
-#: Race systems this small run in memory unless a store or a cluster is asked for.
+#: Race systems this small run in this process unless a cluster is asked for.
 IN_MEMORY_LIMIT = 2000
 
 
@@ -211,11 +211,12 @@ class Engine(abc.ABC):
     # ------------------------------------------------------------------ a run
     def pick_executor(self, problem: Problem, request: SolveRequest) -> str:
         """``serial`` (this process) or ``dask``: the request's, else ``auto``: a Dask
-        cluster when a store or a cluster is asked for, or the work is big
-        (:meth:`big`)."""
+        cluster when one is asked for (``--scheduler``, ``--workers``) or the work is
+        big (:meth:`big`), else this process. A store alone asks for no cluster: it is
+        how a run survives a stop, not how it runs in parallel."""
         if request.executor != "auto":
             return request.executor
-        asked = bool(request.checkpoint) or request.spec.remote or bool(request.spec.workers)
+        asked = request.spec.remote or bool(request.spec.workers)
         return "dask" if asked or self.big(problem) else "serial"
 
     def big(self, problem: Problem) -> bool:
