@@ -7,13 +7,14 @@ stands on any storage that offers these operations.
 store's root (``run.json``, ``manifest/000012.json``, ``rows/g3/b2-ab12.../zarr.json``).
 :class:`LocalBackend` puts them in a folder of a local or shared POSIX filesystem with
 the guarantees of :mod:`ladders.checkpoints.files` (fsync, atomic rename, a hard link
-that refuses to replace). A backend for object storage implements the same methods on
-conditional writes (create-only PUT, compare-and-swap on the ETag); see
+that refuses to replace). :class:`ObjectBackend` implements the same methods on object storage
+with conditional writes (create-only PUT, compare-and-swap on the ETag); see
 docs/architecture.md.
 
 :func:`open_backend` turns the user's ``--checkpoint`` text into a backend. A plain path
-or a ``file://`` URL is a folder; any other ``scheme://`` is refused with a clear error,
-never taken as a relative path (``s3://bucket/run`` once became a local folder
+or a ``file://`` URL is a folder; ``s3://``, ``gs://``, ``az://`` (``abfs://``) and
+``memory://`` are object storage; any other ``scheme://`` is refused with a clear
+error, never taken as a relative path (``s3://bucket/run`` once became a local folder
 ``./s3:/bucket/run``).
 """
 
@@ -74,6 +75,10 @@ class Backend(Protocol):
 
     def is_empty(self) -> bool:
         """Whether nothing is stored under the root yet."""
+
+    def check(self) -> None:
+        """Refuse, before any work, a place that cannot hold a store (a file where a
+        folder should be, an unreachable bucket): ``StoreError``."""
 
     def prepare(self) -> None:
         """Make the root ready to hold a new store (``StoreError`` when it cannot)."""
@@ -146,9 +151,12 @@ class LocalBackend:
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
 
-    def is_empty(self) -> bool:
+    def check(self) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise StoreError(f"{self.root} is a file; --checkpoint needs a folder")
+
+    def is_empty(self) -> bool:
+        self.check()
         return not self.root.exists() or not any(self.root.iterdir())
 
     def prepare(self) -> None:
@@ -167,13 +175,158 @@ class LocalBackend:
         return LocalStore(self._path(prefix), read_only=mode == "r")
 
 
-#: URL schemes of object storage, refused until a backend for them is installed.
-OBJECT_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "memory")
+class ObjectBackend:
+    """A store under a prefix of a bucket (S3, GCS, Azure Blob) or in memory, through
+    obstore (the Rust ``object_store`` crate). The store's protocol stands on the
+    conditional writes those services offer: :meth:`create` is a PUT with
+    ``If-None-Match: *`` (two drivers can never commit the same manifest number) and
+    :meth:`swap` a PUT with ``If-Match`` on the ETag (the LOCK is a lease taken over
+    only by compare-and-swap). Credentials and the endpoint come from each cloud's
+    usual environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ALLOW_HTTP``; ``GOOGLE_*``;
+    ``AZURE_STORAGE_*``), read by obstore in every process that opens the store, the
+    Dask workers included; nothing of them is ever written to the store."""
+
+    #: objects whose keys a listing gathers per delete request
+    DELETE_BATCH = 1000
+
+    def __init__(self, url: str) -> None:
+        try:
+            from obstore.store import from_url
+        except ImportError:
+            raise StoreError(f"{url}: run stores on object storage need obstore: "
+                             "pip install 'ladders[cloud]'") from None
+        self.url = self.worker_url = url.rstrip("/")
+        try:
+            if self.url.lower().startswith("memory://"):
+                # one memory store per URL and process, so that reopening finds it
+                self._store = _MEMORY.setdefault(self.url, from_url("memory:///"))
+            else:
+                self._store = from_url(self.url)
+        except Exception as exc:  # obstore's configuration errors name the missing setting
+            raise StoreError(f"{url}: cannot open this object store ({type(exc).__name__}: "
+                             f"{exc}); see 'Running on a cluster' in docs/guide.md") from None
+
+    def _errors(self) -> Any:
+        import obstore.exceptions
+        return obstore.exceptions
+
+    def read(self, key: str) -> bytes:
+        return self.read_versioned(key)[0]
+
+    def read_versioned(self, key: str) -> tuple[bytes, str | None]:
+        """The bytes of ``key`` and its ETag (what :meth:`swap` compares)."""
+        import obstore
+        try:
+            got = obstore.get(self._store, key)
+        except (FileNotFoundError, self._errors().NotFoundError):
+            raise FileNotFoundError(key) from None
+        return bytes(got.bytes()), got.meta.get("e_tag")
+
+    def exists(self, key: str) -> bool:
+        import obstore
+        try:
+            obstore.head(self._store, key)
+        except (FileNotFoundError, self._errors().NotFoundError):
+            return False
+        return True
+
+    def create(self, key: str, data: bytes) -> None:
+        import obstore
+        try:
+            obstore.put(self._store, key, data, mode="create")
+        except self._errors().AlreadyExistsError:
+            raise FileExistsError(key) from None
+
+    def replace(self, key: str, data: bytes) -> None:
+        import obstore
+        obstore.put(self._store, key, data, mode="overwrite")
+
+    def swap(self, key: str, data: bytes, etag: str | None) -> bool:
+        """Write ``key`` only if its ETag is still ``etag``; False when it changed."""
+        import obstore
+        try:
+            obstore.put(self._store, key, data, mode={"e_tag": etag})
+        except (self._errors().PreconditionError, FileNotFoundError, self._errors().NotFoundError):
+            return False
+        return True
+
+    def delete(self, key: str) -> None:
+        import obstore
+        try:
+            obstore.delete(self._store, key)
+        except (FileNotFoundError, self._errors().NotFoundError):
+            pass
+
+    def delete_prefix(self, prefix: str) -> None:
+        import obstore
+        keys = list(self.list(prefix))
+        for i in range(0, len(keys), self.DELETE_BATCH):
+            obstore.delete(self._store, keys[i:i + self.DELETE_BATCH])
+
+    def _metas(self, prefix: str = "") -> Iterator[dict[str, Any]]:
+        import obstore
+        stream = obstore.list(self._store, prefix=f"{prefix.rstrip('/')}/" if prefix else None)
+        for batch in stream:
+            yield from batch
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        return (meta["path"] for meta in self._metas(prefix))
+
+    def entries(self, prefix: str, depth: int) -> set[str]:
+        return {"/".join(key.split("/")[:depth]) for key in self.list(prefix)}
+
+    def age(self, key: str) -> float:
+        import obstore
+        try:
+            meta = obstore.head(self._store, key)
+        except (FileNotFoundError, self._errors().NotFoundError):
+            raise FileNotFoundError(key) from None
+        return time.time() - meta["last_modified"].timestamp()
+
+    def size_bytes(self) -> int:
+        return sum(int(meta["size"]) for meta in self._metas())
+
+    def is_empty(self) -> bool:
+        return next(iter(self.list()), None) is None
+
+    def prepare(self) -> None:
+        """Nothing to make (prefixes need no folders): :meth:`check`."""
+        self.check()
+
+    def check(self) -> None:
+        """An unreachable bucket fails here, before any work, with the store's own
+        message and the settings to look at."""
+        try:
+            self.is_empty()
+        except Exception as exc:
+            raise StoreError(f"{self.url}: the object store cannot be reached ({type(exc).__name__}: "
+                             f"{exc}); check the bucket, the endpoint and the credentials "
+                             "(AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...)") from None
+
+    def remove_all(self) -> None:
+        self.delete_prefix("")
+
+    def zarr_store(self, prefix: str, mode: str) -> Any:
+        from zarr.storage import ObjectStore, StorePath
+        return StorePath(ObjectStore(self._store, read_only=mode == "r"), prefix)
+
+
+#: The stores of ``memory://`` URLs in this process.
+_MEMORY: dict[str, Any] = {}
+
+
+#: URL schemes of object storage (obstore's), and what each stands for in messages.
+OBJECT_SCHEMES = {"s3": "Amazon S3 or an S3-compatible server", "gs": "Google Cloud Storage",
+                  "az": "Azure Blob Storage", "abfs": "Azure Blob Storage",
+                  "memory": "this process's memory (tests)"}
 
 
 def open_backend(where: str | Path | Backend) -> Backend:
     """The backend for ``--checkpoint`` text: a plain path or ``file://`` URL is a
-    folder (:class:`LocalBackend`); another ``scheme://`` is refused, naming it."""
+    folder (:class:`LocalBackend`); ``s3://``, ``gs://``, ``az://``, ``abfs://`` and
+    ``memory://`` are object storage (:class:`ObjectBackend`); any other ``scheme://``
+    is refused, naming it."""
     if not isinstance(where, (str, Path)):
         return where
     text = str(where)
@@ -187,8 +340,8 @@ def open_backend(where: str | Path | Backend) -> Backend:
                              f"(file:///path/to/run), not on host {parsed.netloc!r}")
         return LocalBackend(unquote(parsed.path))
     if scheme in OBJECT_SCHEMES:
-        raise StoreError(f"{text}: run stores on object storage ({scheme}://) are not "
-                         "supported by this ladders version; give a folder that every "
-                         "worker sees at the same path")
-    raise StoreError(f"{text}: unknown storage scheme {scheme!r}; give a folder path or "
-                     "a file:// URL")
+        if scheme != "memory" and not urlparse(text).netloc:
+            raise StoreError(f"{text}: name the bucket ({scheme}://BUCKET/PREFIX)")
+        return ObjectBackend(text)
+    raise StoreError(f"{text}: unknown storage scheme {scheme!r}; give a folder, or a URL of "
+                     f"{', '.join(s + '://' for s in OBJECT_SCHEMES)} or file://")

@@ -1,7 +1,8 @@
 """The files a solve writes for people and other programs, beside its run store:
 ``--output`` (every seat's exact fraction as one JSON document) and ``--table`` (two
-players: every ``P(a, b)`` as JSON lines). Both are gzip-compressed when the file name
-ends in ``.gz`` and written atomically (:mod:`ladders.checkpoints.files`).
+players: every ``P(a, b)`` as JSON lines). Both are gzip-compressed when the name ends
+in ``.gz`` and written whole or not at all: a local file atomically
+(:mod:`ladders.checkpoints.files`), an object (``s3://bucket/h3.json.gz``) by one PUT.
 """
 
 from __future__ import annotations
@@ -11,11 +12,35 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ladders.checkpoints.files import MEMBER_BYTES, gzip_members, write_atomically
+from ladders.checkpoints.backend import open_backend
+from ladders.checkpoints.files import MEMBER_BYTES, check_output_path, gzip_members, write_atomically
 
 if TYPE_CHECKING:
     from ladders.solver.exact import FractionTable
     from ladders.solver.result import Solution
+
+
+def check_output(target: str) -> None:
+    """Refuse, before any work, an output that cannot be written: a local path that
+    :func:`~ladders.checkpoints.files.check_output_path` refuses, or a URL whose scheme
+    is unknown or whose object store cannot be reached (``ValueError`` / ``StoreError``)."""
+    if "://" not in target:
+        check_output_path(target)
+        return
+    folder, _, name = target.rpartition("/")
+    if not name or "://" not in folder:
+        raise ValueError(f"{target}: name the object to write (SCHEME://BUCKET/PREFIX/NAME)")
+    open_backend(folder).check()
+
+
+def _write(target: str | Path, payload: bytes) -> None:
+    """``payload`` to a local file (atomically) or an object (one PUT)."""
+    text = str(target)
+    if "://" not in text:
+        write_atomically(text, payload)
+        return
+    folder, _, name = text.rpartition("/")
+    open_backend(folder).replace(name, payload)
 
 
 def write_solution(path: str | Path, solution: Solution) -> None:
@@ -24,16 +49,15 @@ def write_solution(path: str | Path, solution: Solution) -> None:
     reads these files."""
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     from ladders.solver.games.board import board_to_json
-    path = Path(path)
     data = {"board": board_to_json(solution.problem.board), "players": solution.problem.players,
             "engine": solution.engine, "seconds": round(solution.seconds, 3),
             "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50),
                        "digits": digit_counts(p)} for j, p in enumerate(solution.seats)],
             "verified": solution.verified}
     payload = json.dumps(data).encode()
-    if path.suffix == ".gz":
+    if str(path).endswith(".gz"):
         payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
-    write_atomically(path, payload)
+    _write(path, payload)
 
 
 def write_table(path: str | Path, table: FractionTable) -> None:
@@ -43,7 +67,6 @@ def write_table(path: str | Path, table: FractionTable) -> None:
     (:func:`~ladders.checkpoints.files.gzip_members`) while the next lines are
     formatted from the table's decimal texts (:meth:`~ladders.solver.exact.FractionTable.texts`:
     no fraction built, each distinct denominator converted to decimal once)."""
-    path = Path(path)
 
     def chunks() -> Iterator[bytes]:
         lines: list[str] = []
@@ -56,4 +79,4 @@ def write_table(path: str | Path, table: FractionTable) -> None:
         if lines:
             yield "".join(lines).encode()
 
-    write_atomically(path, gzip_members(chunks()) if path.suffix == ".gz" else b"".join(chunks()))
+    _write(path, gzip_members(chunks()) if str(path).endswith(".gz") else b"".join(chunks()))

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -43,6 +44,11 @@ from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 FORMAT = 3
 #: Seconds after which an empty or unreadable LOCK is known to be left over.
 LOCK_GRACE = 10.0
+#: On object storage the LOCK is a lease: it lasts this long after its last renewal
+#: (the driver renews it every quarter of that), and another driver takes it over only
+#: once it has run out, by compare-and-swap on its ETag. ``LADDERS_LEASE_SECONDS`` sets
+#: it for a driver (longer where the store answers slowly; the tests use 3 s).
+LEASE_SECONDS = float(os.environ.get("LADDERS_LEASE_SECONDS", "60"))
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
 #: Committed manifests kept before the newest (for inspection; only the newest counts).
@@ -105,6 +111,8 @@ class RunStore:
         self.backend = backend
         self.run = run
         self.state_type = state_type
+        self.lease_seconds = LEASE_SECONDS
+        self._lease: _Lease | None = None
         #: what an engine derives from the store's files once per process (e.g. its plan)
         self.memo: dict[str, Any] = {}
         self._cache: OrderedDict[str, tuple[dict[int, dict], int]] = OrderedDict()
@@ -226,6 +234,10 @@ class RunStore:
         """Commit ``manifest`` as the new truth: numbered file (created only if absent,
         so two drivers can never commit the same number), then CURRENT."""
         key = _manifest_key(manifest.seq)
+        if self.lease_lost():
+            raise StoreError(f"{self.url}: this driver's lease on the store ran out (it was not "
+                             "renewed in time) and another driver may hold it now; this run "
+                             "stops here: see 'ladders status' before resuming")
         try:
             self.backend.create(key, _json(manifest.to_json()))
         except FileExistsError as exc:
@@ -290,7 +302,8 @@ class RunStore:
 
     # ---------------------------------------------------------------- lock / complete
     def acquire_lock(self) -> None:
-        """Take the store's LOCK or explain who holds it and the way out.
+        """Take the store's LOCK or explain who holds it and the way out (on object
+        storage a lease, see :meth:`_acquire_lease`).
 
         A lock left by a dead driver on this host (kill -9, power loss of the process)
         is taken over, and so is an empty or unreadable one older than
@@ -298,6 +311,10 @@ class RunStore:
         A lock held from another host cannot be checked from here: the message says
         which file to delete once that solve is known to be gone.
         """
+        if hasattr(self.backend, "swap"):
+            self._acquire_lease()
+            self._roll_forward()
+            return
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
         for _ in range(2):
             try:
@@ -370,19 +387,80 @@ class RunStore:
         (:meth:`_roll_forward` adopts it)."""
         return self._read_manifest(self._beyond(self.current().seq)[0])
 
+    def _acquire_lease(self) -> None:
+        """The LOCK as a lease: created only if absent, with this driver's owner token;
+        renewed by a thread of this process every quarter of :attr:`lease_seconds`; taken
+        over from another driver only once it has not been renewed for that long (the
+        object's age on the store's clock), by compare-and-swap on the ETag, so that of
+        two drivers that find it expired one wins. A crashed driver blocks the store for
+        one lease at most; a live one never loses it while it renews."""
+        backend: Any = self.backend
+        me = {"owner": os.urandom(8).hex(), "pid": os.getpid(), "host": socket.gethostname(),
+              "since": time.time(), "lease_seconds": self.lease_seconds}
+        for _ in range(2):
+            try:
+                backend.create("LOCK", _json(me))
+                break
+            except FileExistsError:
+                pass
+            try:
+                raw, etag = backend.read_versioned("LOCK")
+                age = backend.age("LOCK")
+            except FileNotFoundError:
+                continue  # released meanwhile: create it again
+            holder = _parse_lock(raw)
+            limit = float(holder.get("lease_seconds", self.lease_seconds)) if holder else LOCK_GRACE
+            if etag is None or age <= limit or not backend.swap("LOCK", _json(me), etag):
+                who = (f"pid {holder['pid']} on host {holder['host']}" if holder
+                       else "a driver that is writing it now")
+                wait = max(0.0, limit - age)
+                raise StoreError(f"{self.url} is locked by a running solve ({who}); its lease "
+                                 f"runs out {wait:.0f} s from now unless that solve renews it; "
+                                 "if it is gone, try again then") from None
+            break
+        else:
+            raise StoreError(f"{self.url}: could not take the LOCK (it came and went); try again")
+        self._lease = _Lease(self, me)
+        self._lease.start()
+
+    def lease_lost(self) -> bool:
+        """Whether this driver's lease was taken over (it was not renewed in time)."""
+        return self._lease is not None and self._lease.lost
+
     def release_lock(self) -> None:
+        if self._lease is not None:
+            self._lease.stop()
+            lease, self._lease = self._lease, None
+            if lease.lost or _parse_lock(self._read_or_empty("LOCK")).get("owner") != lease.me["owner"]:
+                return  # another driver holds it now: not ours to delete
         self.backend.delete("LOCK")
+
+    def _read_or_empty(self, key: str) -> bytes:
+        try:
+            return self.backend.read(key)
+        except FileNotFoundError:
+            return b""
 
     def locked_by(self) -> dict[str, Any] | None:
         """Who holds the LOCK (``pid``, ``host``, ``since``), or None when there is no
         readable lock of the right shape."""
         try:
-            holder = json.loads(self.backend.read("LOCK"))
-        except (OSError, ValueError):
+            holder = _parse_lock(self.backend.read("LOCK"))
+        except OSError:
             return None
-        ok = (isinstance(holder, dict) and isinstance(holder.get("pid"), int)
-              and isinstance(holder.get("host"), str))
-        return holder if ok else None
+        return holder or None
+
+    def lease_left(self) -> float | None:
+        """For a lease (object storage): seconds until the LOCK runs out unless renewed
+        (negative: it has run out); None for a folder's LOCK (its holder's pid is
+        checked instead) or no LOCK."""
+        holder = self.locked_by()
+        if holder is None or "lease_seconds" not in holder:
+            return None
+        try:
+            return float(holder["lease_seconds"]) - self.backend.age("LOCK")
+        except FileNotFoundError:
+            return None
 
     def mark_complete(self, result: dict[str, Any]) -> None:
         """Write COMPLETE.json: ``result`` with the digest of its seats, so that a
@@ -413,6 +491,60 @@ class RunStore:
         return data
 
 
+class _Lease(threading.Thread):
+    """Renews this driver's lease (the LOCK on object storage) every quarter of its
+    length, by compare-and-swap on the ETag it last wrote; ``lost`` once that fails
+    (another driver took the store over after the lease ran out)."""
+
+    def __init__(self, store: RunStore, me: dict[str, Any]) -> None:
+        super().__init__(name="ladders-lease", daemon=True)
+        self.store, self.me = store, me
+        self.lost = False
+        self.renewed = time.monotonic()
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(self.store.lease_seconds / 4):
+            if not self.renew():
+                return
+
+    def renew(self) -> bool:
+        """Rewrite the LOCK if it is still this driver's (compare-and-swap on its ETag);
+        False, and ``lost``, when another driver holds it now."""
+        backend: Any = self.store.backend
+        try:
+            try:
+                raw, etag = backend.read_versioned("LOCK")
+            except FileNotFoundError:
+                raw, etag = b"", None
+            mine = _parse_lock(raw).get("owner") == self.me["owner"]
+            if not mine or not backend.swap("LOCK", _json({**self.me, "renewed": time.time()}), etag):
+                self.lost = True
+            else:
+                self.renewed = time.monotonic()
+        except Exception:  # the store unreachable for a moment: try again next time,
+            # unless the lease may have run out meanwhile (then another driver may hold it)
+            self.lost = time.monotonic() - self.renewed >= self.store.lease_seconds
+        return not self.lost
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self.is_alive():
+            self.join()
+
+
+def _parse_lock(raw: bytes) -> dict[str, Any]:
+    """A LOCK's holder (``pid``, ``host``, ``since``, and for a lease ``owner`` and
+    ``lease_seconds``), or ``{}`` when it is empty or not of that shape."""
+    try:
+        holder = json.loads(raw)
+    except ValueError:
+        return {}
+    ok = (isinstance(holder, dict) and isinstance(holder.get("pid"), int)
+          and isinstance(holder.get("host"), str))
+    return holder if ok else {}
+
+
 def _json(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
@@ -439,22 +571,36 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def probe_store(url: str, modules: tuple[str, ...] = ()) -> dict[str, Any]:
+#: The object a driver writes for its workers' probe (see :func:`probe_store`).
+PROBE = ".probe"
+
+
+def probe_store(url: str, modules: tuple[str, ...] = (), token: str = "") -> dict[str, Any]:
     """Run on a worker: prove it can import ``modules`` (what its tasks will run: a
     worker without them fails here, not at its first task, which then also starts
-    without paying for the imports) and write, read and delete an object in the store."""
+    without paying for the imports), that it sees the driver's store (it reads back the
+    ``token`` the driver wrote as :data:`PROBE`: a worker whose path names another,
+    empty folder fails here), and that it can write, read and delete an object there."""
     import importlib
     for name in modules:
         try:
             importlib.import_module(name)
         except ImportError as exc:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "module": name}
-    key = f".probe-{socket.gethostname()}-{os.getpid()}"
+    key = f"{PROBE}-{socket.gethostname()}-{os.getpid()}"
     try:
         backend = open_backend(url)
+        try:
+            seen = backend.read(PROBE).decode()
+        except FileNotFoundError:
+            seen = ""
+        if token and seen != token:
+            return {"ok": False, "error": "it does not see the store this driver wrote (its "
+                                          f"{url} is another place)"}
         backend.replace(key, b"ok")
         ok = backend.read(key) == b"ok"
         backend.delete(key)
-    except (OSError, StoreError) as exc:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    except Exception as exc:  # whatever the storage raised, the driver names it
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return {"ok": False, "error": f"{type(exc).__name__}: {first}"}
     return {"ok": ok, "error": None if ok else "read back differs"}

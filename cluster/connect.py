@@ -144,7 +144,8 @@ def check_workers(client: Any, root: str, modules: tuple[str, ...] = (), timeout
 
     Returns the number of workers. Raises :class:`ClusterError` with the reason.
     """
-    from ladders.checkpoints.store import probe_store
+    from ladders.checkpoints.backend import open_backend
+    from ladders.checkpoints.store import PROBE, probe_store
 
     try:
         client.wait_for_workers(1, timeout=timeout)
@@ -155,19 +156,29 @@ def check_workers(client: Any, root: str, modules: tuple[str, ...] = (), timeout
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "mismatch"
         raise ClusterError(f"package versions differ between this driver and the workers: {first}") from None
+    backend = open_backend(root)
+    token = os.urandom(8).hex()
+    backend.replace(PROBE, token.encode())
     try:
-        answers = client.run(probe_store, root, modules)
+        answers = client.run(probe_store, root, modules, token)
     except Exception as exc:  # a worker without our packages fails to unpickle the function
-        raise ClusterError(f"the workers cannot run ladders tasks ({type(exc).__name__}: {exc}); "
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ClusterError(f"the workers cannot run ladders tasks ({type(exc).__name__}: {first}); "
                            "install ladders in the workers' environment") from None
+    finally:
+        backend.delete(PROBE)
     bad = {w: a for w, a in answers.items() if not a["ok"]}
     if bad:
         worker, answer = next(iter(bad.items()))
         if answer.get("module"):
             raise ClusterError(f"worker {worker} cannot import {answer['module']} ({answer['error']}); "
                                "install ladders and its dependencies in the workers' environment")
-        raise ClusterError(f"worker {worker} cannot write the store {root}: {answer['error']}; every "
-                           "worker must see the checkpoint folder at the same path")
+        fix = ("every worker needs ladders[cloud] and the same credentials and endpoint in its "
+               "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...; "
+               "GOOGLE_* or AZURE_STORAGE_* for gs:// and az://)" if "://" in root else
+               "every worker must see the checkpoint folder at the same path (a shared "
+               "filesystem), or put the store on object storage (s3://...)")
+        raise ClusterError(f"worker {worker} cannot use the store {root}: {answer['error']}; {fix}")
     return len(answers)
 
 

@@ -95,8 +95,12 @@ def status(path: str) -> dict[str, Any]:
     lock = store.locked_by()
     complete = store.completed()
     done, total = figures["tasks_done"], figures["tasks_total"]
+    left = store.lease_left()
     if complete:
         state = "complete"
+    elif lock and left is not None:
+        state = (f"running (or stopped less than a lease ago: its lease runs out in {left:.0f} s "
+                 "unless renewed)" if left > 0 else "interrupted (expired lease)")
     elif lock and (lock.get("host") != socket.gethostname() or pid_alive(int(lock.get("pid", 0)))):
         state = "running"
     elif lock:

@@ -7,6 +7,7 @@ line, without a traceback, saying what to do."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -84,14 +85,16 @@ class StoreMachine(RuleBasedStateMachine):
         return subprocess.run([*LADDERS, *args, "--json"], capture_output=True, text=True,
                               timeout=timeout)
 
+    def popen(self, args: list[str]) -> subprocess.Popen:
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+
     @precondition(lambda self: not self.solved)
     @rule(delay=st.floats(0.5, 4.0), kill=st.booleans())
     def solve(self, delay: float, kill: bool) -> None:
         """Start a solve with a store; kill -9 it after ``delay`` seconds, or let it end."""
-        proc = subprocess.Popen([*LADDERS, "solve", *RUNS[self.engine], "--checkpoint",
-                                 str(self.store), "--json"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        proc = self.popen([*LADDERS, "solve", *RUNS[self.engine], "--checkpoint",
+                           str(self.store), "--json"])
         try:
             if kill:
                 try:
@@ -139,9 +142,73 @@ class StoreMachine(RuleBasedStateMachine):
         assert proc.returncode in (0, 2), proc.stderr
 
 
+class S3StoreMachine(StoreMachine):
+    """The same machine with the store on S3 (a moto server on 127.0.0.1, started once
+    for the module): drivers killed with SIGKILL leave a lease that runs out in
+    ``LADDERS_LEASE_SECONDS`` (3 s here); damage flips a byte of one object."""
+
+    @initialize(engine=st.sampled_from(sorted(RUNS)))
+    def setup(self, engine: str) -> None:
+        self.env = s3_environment()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.store = f"s3://{S3_BUCKET}/machine-{os.urandom(6).hex()}"  # type: ignore[assignment]
+        self.engine = engine
+        self.solved = False
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([*LADDERS, *args, "--json"], capture_output=True, text=True,
+                              timeout=timeout, env=self.env, cwd=self.tmp.name)
+
+    def popen(self, args: list[str]) -> subprocess.Popen:
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, env=self.env, cwd=self.tmp.name)
+
+    @precondition(lambda self: self.solved)
+    @rule(which=st.integers(0, 2**20), at=st.integers(0, 2**30),
+          mask=st.sampled_from([1, 0x20, 0xFF]))
+    def damage(self, which: int, at: int, mask: int) -> None:
+        from ladders.checkpoints.backend import open_backend
+        backend = open_backend(str(self.store))
+        keys = sorted(backend.list())
+        if not keys:
+            return
+        key = keys[which % len(keys)]
+        raw = bytearray(backend.read(key))
+        if raw:
+            raw[at % len(raw)] ^= mask
+            backend.replace(key, bytes(raw))
+
+
+S3_BUCKET = "ladders-machine"
+_S3: dict[str, str] = {}
+
+
+def s3_environment() -> dict[str, str]:
+    """A moto S3 server on 127.0.0.1 for this module (started on first use) and the
+    environment that reaches it, with a short lease."""
+    if not _S3:
+        import boto3
+        from moto.server import ThreadedMotoServer
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
+               "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+               "AWS_ALLOW_HTTP": "true", "LADDERS_LEASE_SECONDS": "3"}
+        os.environ.update({k: v for k, v in env.items() if k != "LADDERS_LEASE_SECONDS"})
+        boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"]).create_bucket(Bucket=S3_BUCKET)
+        _S3.update({**os.environ, **env})
+    return dict(_S3)
+
+
 TestStoreMachine = StoreMachine.TestCase
 TestStoreMachine.settings = settings(max_examples=5, stateful_step_count=5, deadline=None,
                                      suppress_health_check=[HealthCheck.too_slow])
+TestS3StoreMachine = pytest.mark.skipif(importlib.util.find_spec("obstore") is None or
+                                        importlib.util.find_spec("moto") is None,
+                                        reason="needs obstore and moto[server]")(S3StoreMachine.TestCase)
+TestS3StoreMachine.settings = settings(max_examples=2, stateful_step_count=4, deadline=None,
+                                       suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.slow

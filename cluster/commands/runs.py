@@ -6,18 +6,18 @@ import time
 
 import click
 
-from ladders.checkpoints.files import check_output_path
+from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (cluster_options, emit, interruptible, json_option, make_spec,
                                       short, task_bar)
 from ladders.cluster.commands.solve import finish, verification_lines
 
 
 @click.command()
-@click.argument("store", type=click.Path(file_okay=False))
+@click.argument("store", metavar="STORE")
 @cluster_options
 @click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
               help="Override the executor the run was started with.")
-@click.option("--output", "output_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--output", "output_path", metavar="FILE|URL", default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
               "compress), as 'ladders solve --output' does; on a finished store it only writes.")
 @json_option
@@ -37,7 +37,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     request = SolveRequest(spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor or "auto")
     if output_path:
-        check_output_path(output_path)  # before the work, not after it
+        check_output(output_path)  # before the work, not after it
     unit = get_engine(RunStore.open(store).engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
@@ -45,7 +45,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
 
 
 @click.command()
-@click.argument("store", type=click.Path(file_okay=False))
+@click.argument("store", metavar="STORE")
 @json_option
 def status(store: str, as_json: bool) -> None:
     """State of a run store, read from its files (no cluster needed).
@@ -72,7 +72,7 @@ def status(store: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("store", type=click.Path(file_okay=False))
+@click.argument("store", metavar="STORE")
 @click.option("--primes", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Independent solves modulo random 61-bit primes (at most 64; each is a "
               "solve of the race system, about 10 s on the full board for 2 players). A "

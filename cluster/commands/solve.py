@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ladders.checkpoints.files import check_output_path
+from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit,
                                       interruptible, json_option, make_spec, open_board,
                                       players_option, short, task_bar)
@@ -56,20 +56,20 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               "process.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help=f"{_who('seed')}: seed of the random primes (default: fresh ones).")
-@click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
+@click.option("--checkpoint", metavar="DIR|URL", default=None,
               help=f"{_who('checkpoint')}: run store folder (Zarr): the solve survives "
               "interruption, see 'ladders resume'.")
 @cluster_options
 @engine_options
 @click.option("--exact", is_flag=True,
               help="Print every seat's exact fraction in full (thousands of digits on big boards).")
-@click.option("--table", "table_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--table", "table_path", metavar="FILE|URL", default=None,
               help=f"Two players: also write every P(a,b) as JSON lines (.gz to compress); "
               f"{_who('table')}.")
 @click.option("--force", is_flag=True,
               help="Start a solve that its plan calls out of reach of the engine (more memory "
               "than one machine has; 'ladders plan' shows the figures), instead of refusing it.")
-@click.option("--output", "output_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--output", "output_path", metavar="FILE|URL", default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
               "compress): the board, the players, the seats, the digits, the checks.")
 @json_option
@@ -111,7 +111,10 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         raise click.UsageError("--table is for two players")
     for path in (table_path, output_path):
         if path:
-            check_output_path(path)  # before the work, not after it
+            check_output(path)  # before the work, not after it
+    if checkpoint:
+        from ladders.checkpoints.backend import open_backend
+        open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
     try:
