@@ -308,8 +308,14 @@ class ObjectBackend:
         self.delete_prefix("")
 
     def zarr_store(self, prefix: str, mode: str) -> Any:
+        """A Zarr store rooted at the segment itself: given a path inside the run's
+        store, Zarr would read and write every parent group on the way (19 requests to
+        write a segment of one array instead of 3)."""
         from zarr.storage import ObjectStore, StorePath
-        return StorePath(ObjectStore(self._store, read_only=mode == "r"), prefix)
+        if self.url.lower().startswith("memory://"):  # one store per process: a path in it
+            return StorePath(ObjectStore(self._store, read_only=mode == "r"), prefix)
+        from obstore.store import from_url
+        return ObjectStore(from_url(f"{self.url}/{prefix}"), read_only=mode == "r")
 
 
 #: The stores of ``memory://`` URLs in this process.

@@ -114,22 +114,37 @@ def digest_arrays(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _write_array(group: Any, name: str, data: np.ndarray) -> None:
+def _metadata(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The Zarr metadata of a segment: a group of plain one-chunk arrays (crc32c, chunk
+    keys ``NAME/0``), made in memory without touching the store."""
+    import zarr
     from zarr.codecs import Crc32cCodec
-    arr = group.create_array(name, shape=data.shape, chunks=tuple(max(1, d) for d in data.shape),
-                             dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0,
-                             chunk_key_encoding={"name": "v2", "separator": "."})
-    if data.size:
-        arr[...] = data
+    from zarr.core.group import GroupMetadata
+    scratch = zarr.storage.MemoryStore()
+    nodes: dict[str, Any] = {"": GroupMetadata(zarr_format=3)}
+    for name, data in arrays.items():
+        nodes[name] = zarr.create_array(
+            scratch, name=name, shape=data.shape, chunks=tuple(max(1, d) for d in data.shape),
+            dtype=data.dtype, compressors=[Crc32cCodec()], fill_value=0, zarr_format=3,
+            chunk_key_encoding={"name": "v2", "separator": "."}).metadata
+    return nodes
 
 
 def write_arrays(backend: Backend, path: str, arrays: dict[str, np.ndarray], rows: int) -> SegmentRef:
     """Write named plain arrays (one chunk each, crc32c) as a new segment at ``path`` of
-    the store (which must not exist yet); ``rows`` is what the reference reports as its size."""
+    the store (which must not exist yet); ``rows`` is what the reference reports as its
+    size. The group and its arrays are created in one step (on object storage their
+    metadata go out together, not one request after another), then each chunk."""
     import zarr  # here, not at import: a solve that keeps no store never loads it
-    group = zarr.open_group(backend.zarr_store(path, "w-"), mode="w-")
+    from zarr.storage import StorePath
+    target = backend.zarr_store(path, "w-")
+    # a store rooted at the segment (folders, buckets), or a path in one (memory://)
+    store, base = (target.store, target.path) if isinstance(target, StorePath) else (target, "")
+    nodes = {f"{base}/{key}".strip("/"): meta for key, meta in _metadata(arrays).items()}
+    made = dict(zarr.create_hierarchy(store=store, nodes=nodes))
     for name, data in arrays.items():
-        _write_array(group, name, data)
+        if data.size:
+            made[f"{base}/{name}".strip("/")][...] = data
     return SegmentRef(path, digest_arrays(*arrays.values()), rows,
                       int(sum(a.nbytes for a in arrays.values())))
 
@@ -138,7 +153,7 @@ def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...]) -> di
     """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref`` says."""
     import zarr
     try:
-        group = zarr.open_group(backend.zarr_store(ref.path, "r"), mode="r")
+        group = zarr.open_group(backend.zarr_store(ref.path, "r"), mode="r", zarr_format=3)
         arrays = {name: group[name][...] for name in names}
     except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
         raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc}); "

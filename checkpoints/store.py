@@ -33,6 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -49,6 +50,9 @@ LOCK_GRACE = 10.0
 #: once it has run out, by compare-and-swap on its ETag. ``LADDERS_LEASE_SECONDS`` sets
 #: it for a driver (longer where the store answers slowly; the tests use 3 s).
 LEASE_SECONDS = float(os.environ.get("LADDERS_LEASE_SECONDS", "60"))
+#: Seconds a lease is held beyond its length before another driver may take it: object
+#: stores date objects to the second, and clocks differ a little between machines.
+CLOCK_SLACK = 2.0
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
 #: Committed manifests kept before the newest (for inspection; only the newest counts).
@@ -113,6 +117,7 @@ class RunStore:
         self.state_type = state_type
         self.lease_seconds = LEASE_SECONDS
         self._lease: _Lease | None = None
+        self._janitor: ThreadPoolExecutor | None = None
         #: what an engine derives from the store's files once per process (e.g. its plan)
         self.memo: dict[str, Any] = {}
         self._cache: OrderedDict[str, tuple[dict[int, dict], int]] = OrderedDict()
@@ -208,6 +213,7 @@ class RunStore:
     # ----------------------------------------------------------------------- manifests
     def current(self) -> Manifest:
         """The newest committed manifest."""
+        self.flush()  # this process's own commits first
         try:
             seq = int(self.backend.read("manifest/CURRENT").decode().strip())
         except (OSError, ValueError) as exc:
@@ -243,8 +249,26 @@ class RunStore:
         except FileExistsError as exc:
             raise StoreError(f"{self.url}/{key} exists already: another driver is writing this "
                              "store") from exc
-        self.backend.replace("manifest/CURRENT", str(manifest.seq).encode())
-        self.backend.delete(_manifest_key(manifest.seq - HISTORY))
+        self._later(self.backend.replace, "manifest/CURRENT", str(manifest.seq).encode())
+        self._later(self.backend.delete, _manifest_key(manifest.seq - HISTORY))
+
+    def _later(self, step: Callable[..., Any], *args: Any) -> None:
+        """``step(*args)`` now in a folder; on object storage in a background thread, in
+        order, off the critical path of a commit (each is a round trip): what goes there
+        only tidies up or moves a hint (CURRENT, which the next driver rolls forward by
+        listing anyway; deletes, whose leftovers a resume clears). :meth:`flush` waits."""
+        if not hasattr(self.backend, "swap"):
+            step(*args)
+            return
+        if self._janitor is None:
+            self._janitor = ThreadPoolExecutor(1, thread_name_prefix="ladders-janitor")
+        self._janitor.submit(step, *args)
+
+    def flush(self) -> None:
+        """Wait for the steps :meth:`_later` put off."""
+        if self._janitor is not None:
+            self._janitor.shutdown(wait=True)
+            self._janitor = None
 
     # ------------------------------------------------------------------------ segments
     def write(self, path: str, rows: dict[int, dict]) -> SegmentRef:
@@ -295,7 +319,7 @@ class RunStore:
         """Delete the segments ``before`` referenced and ``after`` no longer does (the
         cheap per-commit cleanup; :meth:`clear_leftovers` scans for everything else)."""
         for path in before.referenced() - after.referenced():
-            self.backend.delete_prefix(path)
+            self._later(self.backend.delete_prefix, path)
 
     def size_bytes(self) -> int:
         return self.backend.size_bytes()
@@ -353,6 +377,7 @@ class RunStore:
         not parse is moved aside as ``NNNNNN.json.bad``, so the next commit can take its
         number.
         """
+        self.flush()
         try:
             seq = int(self.backend.read("manifest/CURRENT").decode().strip())
         except (OSError, ValueError):
@@ -409,7 +434,8 @@ class RunStore:
             except FileNotFoundError:
                 continue  # released meanwhile: create it again
             holder = _parse_lock(raw)
-            limit = float(holder.get("lease_seconds", self.lease_seconds)) if holder else LOCK_GRACE
+            limit = (float(holder.get("lease_seconds", self.lease_seconds)) + CLOCK_SLACK
+                     if holder else LOCK_GRACE)
             if etag is None or age <= limit or not backend.swap("LOCK", _json(me), etag):
                 who = (f"pid {holder['pid']} on host {holder['host']}" if holder
                        else "a driver that is writing it now")
@@ -428,6 +454,7 @@ class RunStore:
         return self._lease is not None and self._lease.lost
 
     def release_lock(self) -> None:
+        self.flush()  # CURRENT final while this driver still holds the store
         if self._lease is not None:
             self._lease.stop()
             lease, self._lease = self._lease, None
@@ -458,7 +485,7 @@ class RunStore:
         if holder is None or "lease_seconds" not in holder:
             return None
         try:
-            return float(holder["lease_seconds"]) - self.backend.age("LOCK")
+            return float(holder["lease_seconds"]) + CLOCK_SLACK - self.backend.age("LOCK")
         except FileNotFoundError:
             return None
 

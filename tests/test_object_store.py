@@ -26,7 +26,7 @@ from examples import EXAMPLES  # noqa: E402
 from ladders.checkpoints.backend import ObjectBackend, open_backend  # noqa: E402
 from ladders.checkpoints.batches import BatchState  # noqa: E402
 from ladders.checkpoints.errors import StoreError  # noqa: E402
-from ladders.checkpoints.store import RunStore  # noqa: E402
+from ladders.checkpoints.store import CLOCK_SLACK, RunStore  # noqa: E402
 from ladders.cluster.runs import open_store, solve, status, verify_stored  # noqa: E402
 from ladders.solver.problem import Problem  # noqa: E402
 
@@ -132,6 +132,7 @@ def test_a_stale_current_is_rolled_forward(s3) -> None:
     store = new_store(where)
     for k in range(3):
         store.commit(store.current().next(BatchState(), 1.0))
+    store.flush()
     store.backend.replace("manifest/CURRENT", b"1")  # as if the driver died before moving it
     reopened = RunStore.open(where, BatchState)
     assert reopened.current().seq == 1 and reopened.newest().seq == 3  # status sees 3
@@ -145,13 +146,13 @@ def test_a_stale_current_is_rolled_forward(s3) -> None:
 def test_a_lease_that_runs_out_is_taken_over(s3) -> None:
     where = url("lease")
     crashed = new_store(where)
-    crashed.lease_seconds = 1.0
+    crashed.lease_seconds = 2.0
     crashed.acquire_lock()
     crashed._lease.stop()  # the driver died: nobody renews its lease
     other = RunStore.open(where, BatchState)
     with pytest.raises(StoreError, match="locked by a running solve"):
         other.acquire_lock()
-    time.sleep(1.5)
+    time.sleep(2.0 + CLOCK_SLACK + 1.0)
     other.acquire_lock()  # the lease ran out: taken over by compare-and-swap
     assert other.locked_by()["owner"] == other._lease.me["owner"]
     other.release_lock()
@@ -161,11 +162,11 @@ def test_a_lease_that_runs_out_is_taken_over(s3) -> None:
 def test_a_renewed_lease_is_never_taken_over(s3) -> None:
     where = url("renewed")
     live = new_store(where)
-    live.lease_seconds = 1.0
+    live.lease_seconds = 2.0
     live.acquire_lock()
     try:
         for _ in range(3):
-            time.sleep(0.8)
+            time.sleep(2.0)  # past the lease: only the renewals keep it
             other = RunStore.open(where, BatchState)
             with pytest.raises(StoreError, match="locked by a running solve"):
                 other.acquire_lock()
@@ -178,10 +179,10 @@ def test_a_renewed_lease_is_never_taken_over(s3) -> None:
 def test_a_lost_lease_stops_the_commits(s3) -> None:
     where = url("lost")
     slow = new_store(where)
-    slow.lease_seconds = 1.0
+    slow.lease_seconds = 2.0
     slow.acquire_lock()
     slow._lease.stop()  # a driver frozen for longer than its lease
-    time.sleep(1.5)
+    time.sleep(2.0 + CLOCK_SLACK + 1.0)
     other = RunStore.open(where, BatchState)
     other.acquire_lock()
     assert not slow._lease.renew()  # it wakes up: its renewal finds another owner
