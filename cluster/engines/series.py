@@ -196,7 +196,8 @@ class SeriesEngine(PrimeBatchEngine):
     def run_fields(self, problem: Problem) -> dict[str, Any]:
         from ladders.solver.engines.series import plan_series
         plan = plan_series(problem.chain, problem.players)
-        return {"unknowns": plan.degree_a, "split": plan.split}
+        return {"unknowns": plan.degree_a, "degrees": [plan.degree_a, plan.degree_b],
+                "split": plan.split}
 
     def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
                   progress: Progress | None, should_stop: Callable[[], bool]) -> Any:
@@ -235,13 +236,17 @@ class SeriesEngine(PrimeBatchEngine):
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """The batch figures, and the size of the polynomials (a series run has no
-        race system: its run.json's ``unknowns`` is the degree of ``chi_a``)."""
-        from ladders.solver.engines.series import plan_series
-        from ladders.solver.problem import Problem
-        problem = Problem.from_json(store.run["problem"])
-        plan = plan_series(problem.chain, problem.players)
+        race system: its run.json's ``unknowns`` is the degree of ``chi_a``), read from
+        run.json (importing the engine to plan it again costs ``status`` 0.3 s)."""
+        degrees = store.run.get("degrees")
+        if not (isinstance(degrees, list) and len(degrees) == 2):
+            from ladders.solver.engines.series import plan_series
+            from ladders.solver.problem import Problem
+            problem = Problem.from_json(store.run["problem"])
+            plan = plan_series(problem.chain, problem.players)
+            degrees = [plan.degree_a, plan.degree_b]
         return {**super().status(store, manifest),
-                "size": f"polynomials of degree {plan.degree_a:,} and {plan.degree_b:,}"}
+                "size": f"polynomials of degree {int(degrees[0]):,} and {int(degrees[1]):,}"}
 
     def recheck(self, problem: Problem, seats: list[mpq], primes: int,
                 seed: int | None) -> dict[str, Any]:
