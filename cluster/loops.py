@@ -150,11 +150,13 @@ class WorkerWatch:
     def __init__(self, client: Any, limit: float) -> None:
         self.client, self.limit = client, limit
         self.last_seen = self.last_check = time.monotonic()
+        # a limit shorter than the usual interval is checked often enough to be honoured
+        self.every = min(self.EVERY_S, limit / 2)
 
     def check(self) -> None:
         """Raises :class:`ClusterError` once no worker was seen for ``limit`` seconds."""
         now = time.monotonic()
-        if now - self.last_check < self.EVERY_S:
+        if now - self.last_check < self.every:
             return
         self.last_check = now
         if self.client.nthreads():
@@ -170,7 +172,7 @@ class WorkerWatch:
         fetch would otherwise wait for ever (as the full test suite once did)."""
         while True:
             try:
-                return future.result(timeout=self.EVERY_S)
+                return future.result(timeout=self.every)
             except TimeoutError:
                 if future.status == "error":  # the task's own TimeoutError
                     raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import sys
 
@@ -43,3 +44,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Collect the Dask clients and clusters the tests left to the garbage collector now:
+    # collected later, while a plugin's end-of-run import parses a module, their
+    # finalizers trip CPython 3.11's "AST constructor recursion depth mismatch"
+    # (pytest-dev/pytest#10763, python/cpython#106905): seen running tests/test_dask.py alone.
+    gc.collect()
