@@ -171,9 +171,9 @@ SERIES_OVERSHOOT = 1.12
 #: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
 #: up to which ``ladders plan`` runs primes of the problem itself (about a second);
 #: beyond it, the time per modelled operation is measured on the 3-player race of the
-#: same chain and scaled (hasbro: 2.1e6 for 3 players, 8.6e6 for 4, 1.8e8 for 5, 5.8e8
+#: same chain and scaled (hasbro: 1.3e6 for 3 players, 6.5e6 for 4, 7.1e7 for 5, 3.0e8
 #: for 6).
-SERIES_MEASURE_LIMIT = 3e8
+SERIES_MEASURE_LIMIT = 2e8
 
 
 def _seconds_per_prime(plan: Any, sample: int) -> float:

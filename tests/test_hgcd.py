@@ -13,9 +13,9 @@ import random
 import numpy as np
 import pytest
 
-from ladders.solver.engines.series.hgcd import HGCD_BASE, _divmod, poly_invmod_fast
+from ladders.solver.engines.series.hgcd import HGCD_BASE, _divmod, poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.montgomery import mont_setup
-from ladders.solver.engines.series.polyarith import cyclic_mul, ntt_tables, poly_invmod
+from ladders.solver.engines.series.polyarith import cyclic_mul, ntt_tables, poly_invmod, poly_rem
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
 
 R = 1 << 64
@@ -174,3 +174,19 @@ def test_division():
                       np.int64(0))
         assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
         assert got[0].size == lc - ld + 1 and got[1].size < ld
+
+
+@pytest.mark.parametrize("la, lm", [(200, 65), (129, 65), (130, 65), (1000, 64), (1000, 65),
+                                    (1025, 513), (5000, 300), (20001, 1024), (20000, 1025),
+                                    (3000, 1500), (100, 300), (70, 65)])
+def test_blocked_remainder(la: int, lm: int) -> None:
+    """The remainder by blocks of the quotient against schoolbook (a of la coefficients,
+    a monic modulus of lm): exact for every shape, including the last short block, a
+    modulus of a power-of-two degree and a dividend shorter than the modulus."""
+    rng = random.Random(la * lm)
+    a, m = NTT.random(rng, la), NTT.random(rng, lm, monic=True)
+    args = (NTT.pu, NTT.pneg, NTT.one)
+    ref = poly_rem(a, m, *args)
+    assert np.array_equal(poly_rem_long(a, m, *args, NTT.r2, NTT.roots, NTT.iroots, NTT.nmax), ref)
+    assert np.array_equal(poly_rem_long(a, m, *args, NTT.r2, SMALL_NTT.roots, SMALL_NTT.iroots,
+                                        SMALL_NTT.nmax), ref)  # too small a table: schoolbook

@@ -164,6 +164,7 @@ class Split:
     m_a: int            # degree of chi_a = deg_a + z
     length: int         # L = deg_b + z terms of b (deg N_b < L)
     seat_sigma: tuple[int, ...]
+    n1: int             # nonzero eigenvalues of Q: the order of the recurrences
 
     @property
     def r(self) -> int:
@@ -209,48 +210,86 @@ def make_split(data: ChainData, players: int, s: int) -> Split:
         if s - sig > j - 1:
             raise AssertionError("unreachable: s <= k - 1 factors always fit")
         sigma.append(sig)
-    return Split(k, s, deg_a, deg_b, deg_a + z, deg_b + z, tuple(sigma))
+    return Split(k, s, deg_a, deg_b, deg_a + z, deg_b + z, tuple(sigma), n1)
 
 
 def _pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
+#: Model units (one unit ~ 2.3 ns on hasbro, one core, measured by
+#: scripts/bench_kernel.py) of one butterfly of a transform, and of one term of a
+#: recurrence's dot product (lazily reduced 192-bit sums).
+BUTTERFLY = 1.2
+RECURRENCE_TERM = 0.6
+
+
+def _transform(size: int) -> float:
+    """Modelled units of one transform of ``size`` points (``size/2 log2 size``
+    butterflies)."""
+    return BUTTERFLY * size / 2 * max(1, size.bit_length() - 1)
+
+
 def _transform_cost(size: int) -> float:
-    """Modelled multiply-adds of one product by transforms of ``size`` points (three
-    transforms of ``size/2 log2 size`` butterflies, ~3 multiply-adds each)."""
-    return 4.5 * size * max(1, size.bit_length() - 1)
+    """Modelled units of one product by transforms of ``size`` points (three)."""
+    return 3 * _transform(size)
 
 
 def _exp_cost(deg: int) -> float:
-    """The exponential of ``deg`` terms: blocks of 32 directly, then one product per
-    aligned block, ``log2(N/64)`` levels of products of total size N."""
+    """The exponential of ``deg`` terms: blocks of 32 directly, then for each block
+    size B (32, 64, ... below deg) about ``deg / 2B`` products of size 2B, each two
+    transforms (the other factor, ``P[0:2B]``, is transformed once per size)."""
     size = _pow2(deg + 1)
     if size <= 64:
         return deg * deg / 2
-    return 16 * deg + _transform_cost(size) * max(1, (size // 64).bit_length() - 1)
+    cost, b = 16.0 * deg, 32
+    while 2 * b <= size:
+        cost += (deg / (2 * b)) * 2 * _transform(2 * b) + _transform(2 * b)
+        b *= 2
+    return cost
+
+
+def _remainder_cost(length: int, m: int) -> float:
+    """``a mod chi_a`` for ``length`` coefficients of a and chi_a of degree m
+    (:func:`.hgcd.poly_rem_long`): per block of m quotient coefficients, two transforms
+    of ``2m`` points and two of ``m``; schoolbook (``(length - m) m``) for short ones."""
+    quotient = length - m
+    if quotient <= 0:
+        return 0.0
+    if m < 64 or quotient < 64:
+        return float(quotient * m)
+    blocks = -(-quotient // m)
+    return blocks * 2 * (_transform(_pow2(2 * m - 1)) + _transform(_pow2(m)))
 
 
 def _inverse_cost(m: int) -> float:
     """The inverse mod chi_a of degree m: the quadratic Euclid (~5.5 m^2) below the
-    half-gcd's threshold, else ~2 products of ``2m`` points per halving level."""
+    half-gcd's threshold, else about 50 products of ``N = next_pow2(m)`` points in
+    all (measured: 9.5-12 ms at m = 3,007, 420-450 ms at 79,083; it grows as
+    ``N log N`` between them, the quadratic base cases weighing more at small m)."""
     if m <= 160:
         return 5.5 * m * m
-    return 2 * _transform_cost(_pow2(m)) * max(1, m.bit_length())
+    return 52 * _transform_cost(_pow2(m))
 
 
 def split_cost(split: Split) -> float:
-    """Model of the per-prime work (multiply-accumulates) of the numba kernel.
+    """Model of the per-prime work (multiply-accumulates) of the numba kernel, every
+    step of docs/series.md, "The kernel, step by step":
 
-    The exponentials for D_b (and D_a when it differs from D and D_b), the inverse
-    mod chi_a (a half-gcd, :func:`_inverse_cost`), and per a-type two products by
-    transforms (the middle product c of size ``L + m_a`` and the correlation W of size
-    ``2L``). Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
+    (1) and (2) the recurrences of order n1: f and S to ``L + m_a`` terms, the power
+    sums to ``r deg_b`` (and ``(s+1) deg_a``); (3), (4) the exponentials for D_b (and
+    D_a when it differs from D and D_b); (5) ``D_b mod chi_a`` (:func:`_remainder_cost`)
+    and the inverse mod chi_a (a half-gcd, :func:`_inverse_cost`); (6) per a-type two
+    products by transforms (the middle product c of size ``L + m_a`` and the
+    correlation W of size ``2L``); (7) a dot product per seat. Calibrated on hasbro
+    (one core): 1 unit ~ 2.3 ns.
     """
     types = len(set(split.seat_sigma))
-    cost = _exp_cost(split.deg_b)
+    cost = RECURRENCE_TERM * split.n1 * (2 * (split.length + split.m_a) + split.r * split.deg_b)
+    cost += _exp_cost(split.deg_b)
     if split.s and split.s + 1 != split.r:
-        cost += _exp_cost(split.deg_a)
+        cost += _exp_cost(split.deg_a) + RECURRENCE_TERM * split.n1 * (split.s + 1) * split.deg_a
+    cost += _remainder_cost(split.deg_b + 1, split.m_a)
     cost += _inverse_cost(split.m_a)
     cost += types * (_transform_cost(_pow2(split.length + split.m_a - 1))
                      + _transform_cost(_pow2(2 * split.length - 1)))

@@ -47,7 +47,8 @@ import numpy as np
 
 from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, fold, mac192, minv, mmul,
                                                       mneg, msub, mul128, redc)
-from ladders.solver.engines.series.polyarith import _ntt_forward, _ntt_inverse, _shoup, next_pow2
+from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup, next_pow2,
+                                                     poly_rem)
 
 #: Degree below which the half-gcd runs the quadratic Euclidean algorithm.
 HGCD_BASE = 160
@@ -405,6 +406,65 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
     for i in range(l1):
         r[i] = msub(cf[i], fq[i], p)
     return q, _trimmed(r)
+
+
+@nb.njit(cache=True)
+def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover
+    """``a mod m_poly`` as :func:`.polyarith.poly_rem` (``m_poly`` monic of degree m;
+    the m coefficients, zero-padded), for an ``a`` many times longer than ``m_poly``.
+
+    The quotient is found m coefficients at a time from the top, with one inverse
+    ``h = rev(m_poly)^-1 mod x^m`` for all of them (MCA section 9.1, blocked as in
+    Moenck 1976): the top ``l <= m`` coefficients of the current dividend, reversed,
+    times h mod x^l are ``rev(q)``; then ``q m_poly``, of which only the low m
+    coefficients are unknown, is subtracted, folded modulo ``x^N - 1`` for a transform
+    size ``N >= m`` (the wrapped-around top part equals the dividend's, which it
+    cancels). Each block costs two transforms of size ``next_pow2(2m - 1)`` and two of
+    ``next_pow2(m)``, against ``m^2`` multiply-adds in schoolbook; ``h`` and
+    ``m_poly`` are transformed once. Schoolbook when m or the quotient is short
+    (``DIV_NEWTON``) or those transforms do not exist (``nmax``).
+    """
+    m = m_poly.size - 1
+    big = next_pow2(2 * m - 1)
+    if m < DIV_NEWTON or a.size - m < DIV_NEWTON or big > nmax:
+        return poly_rem(a, m_poly, p, pneg, one)
+    small = next_pow2(m)
+    f = np.empty(m, dtype=np.uint64)            # rev(m_poly) mod x^m
+    for i in range(m):
+        f[i] = m_poly[m - i]
+    fh = _fwd(_inv_series(f, m, p, pneg, one, r2, roots, iroots), big, roots, p)
+    fm = _fwd(m_poly, small, roots, p)
+    r = a.copy()
+    top = a.size                                # the dividend is r[:top]
+    t = np.empty(big, dtype=np.uint64)
+    z = np.empty(small, dtype=np.uint64)
+    while top > m:
+        lq = min(top - m, m)                    # clear the top lq coefficients
+        base = top - lq - m
+        for i in range(lq):                     # rev(q) = rev(top part) h mod x^lq
+            t[i] = r[top - 1 - i]
+        t[lq:] = ZERO
+        _ntt_forward(t, big, roots, p)
+        for i in range(big):
+            t[i] = mmul(t[i], fh[i], p, pneg)
+        _ntt_inverse(t, big, iroots, p, pneg, one, r2)
+        for i in range(lq):                     # q, low degree first
+            z[i] = t[lq - 1 - i]
+        z[lq:] = ZERO
+        _ntt_forward(z, small, roots, p)
+        for i in range(small):
+            z[i] = mmul(z[i], fm[i], p, pneg)
+        _ntt_inverse(z, small, iroots, p, pneg, one, r2)
+        for k in range(m):                      # r[base + k] -= (q m_poly)_k
+            v = z[k]
+            if k + small < lq + m:              # wrapped around: equals the dividend's
+                v = msub(v, r[base + k + small], p)
+            r[base + k] = msub(r[base + k], v, p)
+        top = base + m
+    out = np.zeros(m, dtype=np.uint64)
+    n = min(m, a.size)
+    out[:n] = r[:n]
+    return out
 
 
 # ----------------------------------------------------------------------------------

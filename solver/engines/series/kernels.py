@@ -18,7 +18,7 @@ from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_inde
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
                                                       msub, reduce_limbs, to_mont, inverses_upto)
-from ladders.solver.engines.series.hgcd import poly_invmod_fast
+from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.polyarith import (cyclic_mul, next_pow2, ntt_tables, poly_invmod,
                                                      poly_rem, series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
@@ -227,7 +227,7 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
     # --- (5) G = D_b^-1 mod chi_a (none: p divides a denominator)
-    rem = poly_rem(db, chi, p, pneg, one)
+    rem = poly_rem_long(db, chi, p, pneg, one, r2, roots, iroots, nmax)
     if nmax > 0:
         ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
     else:
