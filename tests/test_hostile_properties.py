@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -21,9 +20,6 @@ from ladders.cluster.cli import cli
 from strategies import small_boards
 
 LADDERS = [sys.executable, "-c", "from ladders.cluster.cli import main; main()"]
-#: Seconds one command may take here: the boards are small and the numbers either
-#: small or absurd (refused at once); legitimately long work is not drawn.
-SECONDS = 10.0
 
 # ------------------------------------------------------------------ strategies
 # Absurd means refused whatever else is drawn: 10^9 itself is a legal --games (the limit:
@@ -134,24 +130,25 @@ def command_lines(draw: st.DrawFn, board: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ checks
-def run_in_process(args: list[str]) -> tuple[int, str, str, float]:
-    """``ladders ARGS`` through ``cli.main`` in this process: exit code, stdout, stderr, seconds."""
-    t0 = time.monotonic()
+def run_in_process(args: list[str]) -> tuple[int, str, str]:
+    """``ladders ARGS`` through ``cli.main`` in this process: exit code, stdout, stderr.
+
+    The boards are small and the numbers either small or absurd (refused at once), and
+    legitimately long work is not drawn: no clock is asserted (it fails on a shared
+    machine), a command that runs away is stopped by the suite's per-test limit."""
     result = CliRunner().invoke(cli, args, prog_name="ladders", catch_exceptions=True)
-    seconds = time.monotonic() - t0
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception  # escaped the CLI's error mapping: a bug
-    return result.exit_code, result.stdout, result.stderr, seconds
+    return result.exit_code, result.stdout, result.stderr
 
 
-def check(code: int, out: str, err: str, seconds: float, args: list[str]) -> None:
-    """Exit 0 or 2; on 2 one line on stderr; never a traceback; within ``SECONDS``."""
+def check(code: int, out: str, err: str, args: list[str]) -> None:
+    """Exit 0 or 2; on 2 one line on stderr; never a traceback."""
     assert "Traceback" not in err and "internal error" not in err, (args, err[-2000:])
     assert code in (0, 2), (args, code, err[-2000:])
     if code == 2:
         assert len(err.strip().splitlines()) == 1, (args, err[-2000:])
         assert len(err) < 1000, (args, err[:200])  # an excerpt, never the input echoed
-    assert seconds < SECONDS, (args, seconds)
 
 
 def write(folder: str, name: str, text: str) -> str:
@@ -188,6 +185,5 @@ def test_random_options_on_presets(data: st.DataObject) -> None:
 def test_a_few_through_a_new_process(data: st.DataObject, text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         args = data.draw(command_lines(write(folder, "board.txt", text)))
-        t0 = time.monotonic()
-        proc = subprocess.run([*LADDERS, *args], capture_output=True, text=True, timeout=60)
-        check(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - t0 - 3, args)  # 3 s start-up
+        proc = subprocess.run([*LADDERS, *args], capture_output=True, text=True, timeout=300)
+        check(proc.returncode, proc.stdout, proc.stderr, args)

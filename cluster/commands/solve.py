@@ -7,6 +7,7 @@ are read from the registry, so an engine with a new option adds it here by itsel
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -122,6 +123,10 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"solving {driver.describe(problem)} ({driver.name} engine)", err=True)
+    forecast = driver.forecast(problem, None if request.spec.remote
+                               else request.spec.workers or os.cpu_count() or 1)
+    if forecast:
+        click.echo(forecast, err=True)
     with interruptible() as stop, task_bar(driver.unit) as bar:
         solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                              started=t_start)

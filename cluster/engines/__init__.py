@@ -204,6 +204,12 @@ class Engine(abc.ABC):
         is what it guards against)."""
         return None
 
+    def forecast(self, problem: Problem, workers: int | None) -> str | None:
+        """What a solve says before it starts a long run on ``workers`` (None: a remote
+        cluster's, not known yet): the cost model's estimate, at once (no measurement);
+        None for a short one."""
+        return None
+
     @abc.abstractmethod
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`)."""
@@ -354,7 +360,7 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
     others = [name for name, e in engines().items() if name != engine.name
               and e.preference(problem) is not None and e.out_of_reach(problem) is None]
     way = (f"the {' or '.join(others)} engine can (--engine {others[0]})" if others
-           else "no engine is within reach of one machine")
+           else "no other engine can")
     raise ValueError(f"{problem.board.name} with {problem.players} players is out of reach of "
                      f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
                      f"{way}, or add --force to start it anyway")

@@ -11,6 +11,7 @@ confirmed at primes not used to build them.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -159,6 +160,31 @@ class SeriesEngine(PrimeBatchEngine):
             raise ValueError("two players take the series engine about a second in this "
                              "process: --checkpoint, --scheduler, --workers, --executor dask "
                              "and --batch-primes are for 3 or more players")
+
+    def out_of_reach(self, problem: Problem) -> str | None:
+        from ladders.cluster.engines import CLUSTER_SIZES, DAY
+        from ladders.solver.estimate import series_forecast
+        fc = series_forecast(problem.chain, problem.players)
+        most = CLUSTER_SIZES[-1]
+        if fc["core_seconds"] / most <= DAY:
+            return None
+        return (f"{fc['primes']:,} primes at about {fc['seconds_per_prime']:,.2f} s each need "
+                f"{human_seconds(fc['core_seconds'] / most)} even on {most:,} workers")
+
+    def forecast(self, problem: Problem, workers: int | None) -> str | None:
+        from ladders.cluster.engines import DAY
+        from ladders.solver.estimate import series_forecast
+        fc = series_forecast(problem.chain, problem.players)
+        if fc["core_seconds"] < 600:
+            return None
+        text = (f"the plan: about {fc['primes']:,} primes at about "
+                f"{1000 * fc['seconds_per_prime']:,.1f} ms each (one core), ")
+        text += (f"{human_seconds(fc['core_seconds'] / workers)} on {workers} workers"
+                 if workers else f"{fc['core_seconds'] / 3600:,.0f} core-hours")
+        if fc["core_seconds"] / (workers or 1) > DAY:
+            text += (f"; {math.ceil(fc['core_seconds'] / DAY):,} workers bring it to about a day "
+                     "(--scheduler: see 'Running on a cluster' in docs/guide.md)")
+        return text
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.cluster.engines import CLUSTER_SIZES, DAY
