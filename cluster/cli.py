@@ -26,12 +26,13 @@ LONGEST_WORD = 120
 
 
 def excerpt(message: str) -> str:
-    """``message`` with every word longer than :data:`LONGEST_WORD` cut to its ends and
-    its length: an error names the value, it never echoes megabytes of input."""
+    """``message`` on one line (click lists a choice's values one a line), with every
+    word longer than :data:`LONGEST_WORD` cut to its ends and its length: an error names
+    the value, it never echoes megabytes of input."""
     def cut(match: re.Match[str]) -> str:
         word = match.group(0)
         return f"{word[:40]}...{word[-20:]} ({len(word):,} characters)"
-    return re.sub(r"\S{%d,}" % (LONGEST_WORD + 1), cut, message)
+    return re.sub(r"\S{%d,}" % (LONGEST_WORD + 1), cut, re.sub(r"\s*\n\s*", " ", message.strip()))
 
 
 class LaddersGroup(click.Group):

@@ -98,6 +98,7 @@ def status(path: str) -> dict[str, Any]:
     left = store.lease_left()
     if complete:
         state = "complete"
+        figures["digits"] = figures["digits"].removesuffix(" so far")  # all there will be
     elif lock and left is not None:
         state = (f"running (or stopped less than a lease ago: its lease runs out in {left:.0f} s "
                  "unless renewed)" if left > 0 else "interrupted (expired lease)")

@@ -175,6 +175,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait(timeout=30)
 
 
+@pytest.mark.slow  # the default suite has remote processes in test_object_store.py
 def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
     procs: list[subprocess.Popen] = []
     try:
@@ -187,6 +188,7 @@ def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
         _stop(procs)
 
 
+@pytest.mark.slow  # 25 s; the default suite keeps the error (the test after this one)
 def test_a_cluster_whose_workers_all_died_is_an_error_then_resumes(tmp_path) -> None:
     # the scheduler keeps the tasks of dead workers for whoever joins next: without a
     # limit the driver would wait for ever (as a cluster test once did in CI)

@@ -93,6 +93,10 @@ def test_a_huge_board_file_is_refused_unread(tmp_path) -> None:
 
 
 # ---------------------------------------------------------------- small things
+def test_a_missing_choice_is_one_line_like_every_other_error() -> None:
+    refused(ladders("plot"), "Missing argument", "Choose from: board, lengths,", "ladders plot --help")
+
+
 def test_small_things_people_hit(tmp_path) -> None:
     bom = tmp_path / "notepad.txt"
     bom.write_bytes(b"\xef\xbb\xbf0\n10\n6\n4 7\n")

@@ -80,7 +80,7 @@ class PrimeBatchEngine(Engine):
         done = len(manifest.state.batches)  # type: ignore[attr-defined]
         primes = done * int(store.run["batch_primes"])
         return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
-                "progress": f"{done} batches ({primes:,} primes)",
+                "progress": f"{done:,} {'batch' if done == 1 else 'batches'} ({primes:,} primes)",
                 "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
 
 

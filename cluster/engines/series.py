@@ -182,8 +182,9 @@ class SeriesEngine(PrimeBatchEngine):
         text += (f"{human_seconds(fc['core_seconds'] / workers)} on {workers} workers"
                  if workers else f"{fc['core_seconds'] / 3600:,.0f} core-hours")
         if fc["core_seconds"] / (workers or 1) > DAY:
-            text += (f"; {math.ceil(fc['core_seconds'] / DAY):,} workers bring it to about a day "
-                     "(--scheduler: see 'Running on a cluster' in docs/guide.md)")
+            text += f"; {math.ceil(fc['core_seconds'] / DAY):,} workers bring it to about a day"
+            if workers:
+                text += " (--scheduler: see 'Running on a cluster' in docs/guide.md)"
         return text
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
