@@ -20,6 +20,7 @@ class BatchState:
     """What a prime-batch run has done: batch number -> its segment."""
 
     FOLDERS: ClassVar[dict[str, int]] = {RESIDUES: 2}
+    PAGED: ClassVar[str | None] = "batches"
     batches: dict[int, SegmentRef] = field(default_factory=dict)
 
     def with_batch(self, k: int, ref: SegmentRef) -> BatchState:

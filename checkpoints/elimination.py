@@ -45,6 +45,7 @@ class EliminationState:
     block's stays: it holds the target row); ``done``: the finished tasks (b, j)."""
 
     FOLDERS: ClassVar[dict[str, int]] = {"rows": 3}
+    PAGED: ClassVar[str | None] = None
     groups: dict[int, tuple[int, SegmentRef]] = field(default_factory=dict)
     factored: dict[int, SegmentRef] = field(default_factory=dict)
     done: frozenset[Task] = frozenset()

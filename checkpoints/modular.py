@@ -33,6 +33,7 @@ class ModularState:
     right-hand side being lifted and its steps."""
 
     FOLDERS: ClassVar[dict[str, int]] = {LIFT: 2}
+    PAGED: ClassVar[str | None] = None
     columns: dict[int, SegmentRef] = field(default_factory=dict)
     state: SegmentRef | None = None
     prime: int = 0

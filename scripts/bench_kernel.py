@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-from fresh import run
+from fresh import baseline, run
 
-ROOT = Path(__file__).resolve().parent.parent
 
 #: primes timed per contender, by players (about 2-10 s of kernel each, at baseline speed)
 COUNTS = {3: 60, 4: 30, 5: 4, 6: 3}
@@ -53,18 +49,6 @@ print(json.dumps(out))
 '''
 
 
-def baseline_tree(tmp: Path, commit: str) -> dict[str, str]:
-    """A checkout of ``commit`` importable as ``ladders`` (the repository root is the
-    package): the environment that makes a fresh process import it instead."""
-    tree = tmp / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
-                   check=True, capture_output=True)
-    shim = tmp / "shim"
-    shim.mkdir()
-    (shim / "ladders").symlink_to(tree)
-    return {"PYTHONPATH": str(shim), "NUMBA_CACHE_DIR": str(tmp / "numba-baseline")}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="9a86339",
@@ -75,22 +59,16 @@ def main() -> None:
     args = parser.parse_args()
     ks = [int(k) for k in args.players.split(",")]
     figures: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        env = baseline_tree(tmp, args.baseline)
-        try:
-            for k in ks:
-                count = max(2, round(COUNTS.get(k, 2) * args.scale))
-                for who, extra in (("this", None), ("baseline", env)):
-                    res = run([sys.executable, "-c", PER_PRIME, str(k), str(count),
-                               "1" if who == "this" else "0"], env=extra, cwd=str(tmp))
-                    figures[f"{k}_{who}"] = {**res, **json.loads(res.pop("stdout")), "primes": count}
-                a, b = figures[f"{k}_this"], figures[f"{k}_baseline"]
-                assert a["residues"] == b["residues"], f"{k} players: the kernels disagree"
-                a["same_residues"] = True
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(tmp / "baseline")], capture_output=True)
+    with baseline(args.baseline) as (tmp, env):
+        for k in ks:
+            count = max(2, round(COUNTS.get(k, 2) * args.scale))
+            for who, extra in (("this", None), ("baseline", env)):
+                res = run([sys.executable, "-c", PER_PRIME, str(k), str(count),
+                           "1" if who == "this" else "0"], env=extra, cwd=str(tmp))
+                figures[f"{k}_{who}"] = {**res, **json.loads(res.pop("stdout")), "primes": count}
+            a, b = figures[f"{k}_this"], figures[f"{k}_baseline"]
+            assert a["residues"] == b["residues"], f"{k} players: the kernels disagree"
+            a["same_residues"] = True
     ratios: dict[str, float] = {}
     print(f"{'players':>7} {'primes':>6} {'this ms':>10} {'baseline ms':>12} {'speed-up':>9} "
           f"{'plan ms':>9} {'plan/this':>9}")

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from fresh import ladders, run
+from fresh import baseline_tree, ladders, remove_baseline, run
 
-ROOT = Path(__file__).resolve().parent.parent
 
 PER_PRIME = r'''
 import json, sys, time
@@ -46,18 +44,6 @@ ms = (time.perf_counter() - t0) / count * 1000
 print(json.dumps({"ms_per_prime": ms, "valid": int(valid.sum()),
                   "residues": [[int(v) for v in row] for row in res[:2]]}))
 '''
-
-
-def baseline_tree(tmp: Path, commit: str) -> dict[str, str]:
-    """A checkout of ``commit`` importable as ``ladders`` (the repository root is the
-    package): the environment that makes a fresh process import it instead."""
-    tree = tmp / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
-                   check=True, capture_output=True)
-    shim = tmp / "shim"
-    shim.mkdir()
-    (shim / "ladders").symlink_to(tree)
-    return {"PYTHONPATH": str(shim), "NUMBA_CACHE_DIR": str(tmp / "numba-baseline")}
 
 
 def main() -> None:
@@ -97,8 +83,7 @@ def main() -> None:
                     if "residues" in a and "residues" in b:
                         assert a["residues"] == b["residues"], "the kernels disagree"
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(tmp / "baseline")], capture_output=True)
+            remove_baseline(tmp)
     for f in figures.values():
         f.pop("stdout", None)
     print(f"{'run':58} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}")

@@ -6,11 +6,17 @@ which puts this folder on ``sys.path``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def fresh_environ(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -45,3 +51,35 @@ def ladders(*args: str, env: dict[str, str] | None = None) -> tuple[dict, dict]:
     parsed JSON document."""
     res = run([sys.executable, "-m", "ladders.cluster.cli", *args, "--json"], env)
     return res, json.loads(res["stdout"])
+
+
+def baseline_tree(tmp: Path, commit: str) -> dict[str, str]:
+    """A checkout of ``commit`` importable as ``ladders`` (the repository root is the
+    package), in ``tmp``: the environment that makes a fresh process import it instead
+    of this tree. Remove it with :func:`remove_baseline`."""
+    tree = tmp / "baseline"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
+                   check=True, capture_output=True)
+    shim = tmp / "shim"
+    shim.mkdir()
+    (shim / "ladders").symlink_to(tree)
+    return {"PYTHONPATH": str(shim), "NUMBA_CACHE_DIR": str(tmp / "numba-baseline")}
+
+
+def remove_baseline(tmp: Path) -> None:
+    """Undo :func:`baseline_tree` (the worktree is registered in this repository)."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp / "baseline")],
+                   capture_output=True)
+
+
+@contextlib.contextmanager
+def baseline(commit: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A temporary folder and the environment of :func:`baseline_tree` for ``commit``,
+    removed afterwards: ``with baseline(c) as (tmp, env): run(cmd, env=env)``."""
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        env = baseline_tree(tmp, commit)
+        try:
+            yield tmp, env
+        finally:
+            remove_baseline(tmp)

@@ -96,8 +96,12 @@ def test_symmetric_form_has_one_unknown_per_multiset() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(board=small_boards(max_end=5), players=st.integers(3, 4))
-def test_symmetric_form_matches_the_oracle_for_many_players(board, players: int) -> None:
+@given(data=st.data())
+def test_symmetric_form_matches_the_oracle_for_many_players(data: st.DataObject) -> None:
+    # the oracle is dense: 4 players on 5 squares is a 2,500-unknown rational solve (the
+    # test took 2 to 24 s by the boards drawn); on 4 squares 1,024
+    players = data.draw(st.integers(3, 4))
+    board = data.draw(small_boards(max_end=5 if players == 3 else 4))
     seats = seats_from_values(race_system(build_chain(board), players, "sym"), players,
                               solve_dixon(race_system(build_chain(board), players, "sym"), seed=0).values)
     assert seats == oracle_seats(board, players)
