@@ -258,20 +258,31 @@ def hasbro_cut(tmp_path: Path, end: int) -> Path:
 def stop_modular_while_factoring(board: Path, store: Path) -> None:
     """Start a modular solve of ``board`` with 3 players into ``store`` and SIGTERM it
     2 s after it says what it solves: during the factorization (about 9 s on hasbro
-    cut at 49). It must stop within seconds, exit 75 and leave a resumable store."""
+    cut at 49). It must stop within seconds, exit 75 and leave a resumable store.
+
+    The signal comes as ``timeout``, scancel and Kubernetes send it: to the process,
+    then to its whole group. The second one, while the driver was stopping, ended it
+    with the LOCK held (exit -15)."""
     from ladders.cluster.errors import EXIT_INTERRUPTED
     proc = subprocess.Popen([*LADDERS, "solve", str(board), "-k", "3", "--engine", "modular",
                              "--checkpoint", str(store)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     assert proc.stderr is not None
     first = proc.stderr.readline()  # printed once the system is built, before the factorization
     assert "modular engine" in first, first
     time.sleep(2)
     proc.send_signal(15)
     t_sig = time.monotonic()
+    said = proc.stderr.readline()
+    while said and "stopping after the work in flight" not in said:  # progress lines first
+        said = proc.stderr.readline()
+    assert said, "the driver never said it was stopping"
+    os.killpg(proc.pid, 15)
     _, err = proc.communicate(timeout=60)
     assert time.monotonic() - t_sig < 5, err
     assert proc.returncode == EXIT_INTERRUPTED, err[-1000:]
+    assert not (store / "LOCK").exists()
     assert f"ladders resume {store}" in err and "Traceback" not in err
     status = json.loads(ladders("status", str(store), "--json").stdout)
     assert status["state"] == "interrupted" and status["steps"] == 0

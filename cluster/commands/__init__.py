@@ -101,9 +101,12 @@ def make_spec(scheduler: str | None, scheduler_file: str | None, workers: int | 
 class interruptible:
     """The first Ctrl-C or SIGTERM sets a flag that the driver polls: it then stops
     submitting, keeps its committed manifest, and the command exits with
-    ``EXIT_INTERRUPTED``. A second one ends the process at once (the signal's default
+    ``EXIT_INTERRUPTED``. A second Ctrl-C ends the process at once (the signal's default
     action, which works even inside a compiled kernel); a store it leaves is resumed
-    from its last commit."""
+    from its last commit. Further SIGTERMs are the same request: ``timeout``, SLURM's
+    scancel and Kubernetes signal the process and its whole group, so the driver gets
+    one directly and one through the group (a second one that ended the process left
+    the store's LOCK behind); their way to end a process at once is SIGKILL."""
 
     def __enter__(self) -> Any:
         import signal
@@ -113,8 +116,8 @@ class interruptible:
         def handler(signum: int, frame: Any) -> None:
             self.flag = True
             click.echo("ladders: stopping after the work in flight (again to stop at once)", err=True)
-            for sig in self.old:
-                signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, handler)
         return lambda: self.flag

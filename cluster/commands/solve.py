@@ -159,7 +159,8 @@ def report(outcome: Solution, as_json: bool, exact: bool = False) -> int:
             click.echo(json.dumps({"interrupted": True, "store": str(outcome.store),
                                    "resume": f"ladders resume {outcome.store}"}))
         from ladders.cluster.engines import get_engine
-        unit = get_engine(outcome.engine).unit[0]
+        plural, single = get_engine(outcome.engine).unit
+        unit = single if outcome.tasks_run == 1 else plural
         where = (f"the store is consistent. Resume with: ladders resume {outcome.store}"
                  if outcome.store else "nothing was kept (no --checkpoint)")
         click.echo(f"interrupted after {outcome.tasks_run} {unit} in this run; {where}", err=True)
