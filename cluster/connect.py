@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +37,28 @@ class ClusterSpec:
     @property
     def remote(self) -> bool:
         return bool(self.scheduler or self.scheduler_file)
+
+    def record(self) -> dict[str, Any]:
+        """How a run was connected, for its run.json: the options given (a scheduler's
+        address without any user or password in it), never a secret."""
+        from urllib.parse import urlsplit
+        out: dict[str, Any] = {}
+        if self.scheduler:
+            parts = urlsplit(self.scheduler)
+            out["scheduler"] = (parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl()
+                                if parts.netloc else self.scheduler)
+        if self.scheduler_file:
+            out["scheduler_file"] = os.path.abspath(self.scheduler_file)
+        if self.workers:
+            out["workers"] = self.workers
+        return out
+
+    def flags(self) -> str:
+        """The command-line options that connect to the same cluster again (each
+        starting with a space; empty for the default local cluster)."""
+        rec = self.record()
+        return "".join(f" --{key.replace('_', '-')} {shlex.quote(str(value))}"
+                       for key, value in rec.items())
 
     def describe(self) -> str:
         if self.scheduler:

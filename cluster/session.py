@@ -45,12 +45,14 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_json(problem: Problem, engine: Engine, executor: str, digest: str,
-             **extra: Any) -> dict[str, Any]:
+def run_json(problem: Problem, engine: Engine, request: SolveRequest, executor: str,
+             digest: str, **extra: Any) -> dict[str, Any]:
     """run.json of a new store: what is solved (``digest``: what the engine solves, see
-    :meth:`Engine.digest`), how, and with which versions."""
+    :meth:`Engine.digest`), how (the executor, and the cluster it was started on), and
+    with which versions."""
     return {"problem": problem.to_json(), "engine": engine.name, "executor": executor,
-            "versions": versions(), "system_digest": digest, **extra}
+            "cluster": request.spec.record(), "versions": versions(), "system_digest": digest,
+            **extra}
 
 
 def fresh_seed(request: SolveRequest) -> int:

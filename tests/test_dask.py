@@ -230,3 +230,31 @@ def test_a_result_lost_with_the_last_worker_is_an_error_not_a_wait() -> None:
                 WorkerWatch(client, 2.0).result(future)
     finally:
         _stop(procs)
+
+
+def test_the_resume_hint_names_the_cluster_the_run_was_on(tmp_path) -> None:
+    """Interrupted, a run says how to resume it on the same cluster, and run.json
+    records how it was connected (never a password)."""
+    from test_resume import board_file
+    store = tmp_path / "run"
+    cmd = [sys.executable, "-m", "ladders.cluster.cli", "solve", board_file(tmp_path, 30), "-k", "3",
+           "--checkpoint", str(store), "--workers", "1", "--batch-primes", "1", "--seed", "3"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    while True:
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        try:
+            if len(open_store(store).current().state.batches) >= 2:
+                break
+        except (StoreError, OSError):
+            pass
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert f"Resume with: ladders resume {store} --workers 1" in err, err[-1000:]
+    assert json.loads((store / "run.json").read_text())["cluster"] == {"workers": 1}
+    spec = ClusterSpec(scheduler="tls://ann:secret@10.0.0.5:8786")
+    assert spec.record() == {"scheduler": "tls://10.0.0.5:8786"}
+    assert spec.flags() == " --scheduler tls://10.0.0.5:8786"
+    assert ClusterSpec(scheduler_file="/shared/my sched.json").flags() == \
+        " --scheduler-file '/shared/my sched.json'"

@@ -41,7 +41,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     unit = get_engine(RunStore.open(store).engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
-    return finish(solution, as_json, output_path=output_path)
+    return finish(solution, as_json, output_path=output_path, again=request.spec.flags())
 
 
 @click.command()

@@ -130,16 +130,17 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     with interruptible() as stop, task_bar(driver.unit) as bar:
         solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                              started=t_start)
-    return finish(solution, as_json, exact, output_path, table_path)
+    return finish(solution, as_json, exact, output_path, table_path, request.spec.flags())
 
 
 solve.epilog = EPILOG_BOARD
 
 
 def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: str | None = None,
-           table_path: str | None = None) -> int:
+           table_path: str | None = None, again: str = "") -> int:
     """Write the files asked for (a verified answer only), then print the result; an
-    interrupted solve prints how to resume."""
+    interrupted solve prints how to resume (``again``: the options of the cluster it
+    ran on, see :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
     from ladders.checkpoints.outputs import write_solution, write_table
     if table_path and solution.table is not None and solution.passed:
         write_table(table_path, solution.table)  # before the report: its success is final
@@ -147,21 +148,22 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     if output_path and solution.passed:
         write_solution(output_path, solution)
         click.echo(f"output: {len(solution.seats)} seats' fractions written to {output_path}", err=True)
-    return report(solution, as_json, exact)
+    return report(solution, as_json, exact, again)
 
 
-def report(outcome: Solution, as_json: bool, exact: bool = False) -> int:
-    """Print a solve's result; an interrupted solve prints how to resume."""
+def report(outcome: Solution, as_json: bool, exact: bool = False, again: str = "") -> int:
+    """Print a solve's result; an interrupted solve prints how to resume (with the
+    cluster options ``again``)."""
     from ladders.cluster.errors import EXIT_INTERRUPTED
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     if outcome.interrupted:
         if as_json:
             click.echo(json.dumps({"interrupted": True, "store": str(outcome.store),
-                                   "resume": f"ladders resume {outcome.store}"}))
+                                   "resume": f"ladders resume {outcome.store}{again}"}))
         from ladders.cluster.engines import get_engine
         plural, single = get_engine(outcome.engine).unit
         unit = single if outcome.tasks_run == 1 else plural
-        where = (f"the store is consistent. Resume with: ladders resume {outcome.store}"
+        where = (f"the store is consistent. Resume with: ladders resume {outcome.store}{again}"
                  if outcome.store else "nothing was kept (no --checkpoint)")
         click.echo(f"interrupted after {outcome.tasks_run} {unit} in this run; {where}", err=True)
         return EXIT_INTERRUPTED

@@ -177,8 +177,8 @@ class EliminationEngine(Engine):
         from ladders.checkpoints.elimination import create_store
         from ladders.cluster.session import run_json
         plan = self._plan_of(problem, request)
-        run = run_json(problem, self, executor, self.digest(problem), block_size=plan.blocks[0][1],
-                       plan=plan.describe(), unknowns=problem.system.size,
+        run = run_json(problem, self, request, executor, self.digest(problem),
+                       block_size=plan.blocks[0][1], plan=plan.describe(), unknowns=problem.system.size,
                        nonzeros=problem.system.nnz)
         return create_store(where, run, problem.system, plan)
 

@@ -161,7 +161,7 @@ class ModularEngine(Engine):
         from ladders.checkpoints.store import RunStore
         from ladders.cluster.session import fresh_seed, run_json
         every = request.options.get("save_every", SAVE_EVERY)
-        run = run_json(problem, self, "serial", self.digest(problem), seed=fresh_seed(request),
+        run = run_json(problem, self, request, "serial", self.digest(problem), seed=fresh_seed(request),
                        save_every=every, unknowns=problem.system.size, nonzeros=problem.system.nnz)
         return RunStore.create(where, run, ModularState, lambda _: ModularState())
 

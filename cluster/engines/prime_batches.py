@@ -60,7 +60,7 @@ class PrimeBatchEngine(Engine):
         seed = fresh_seed(request)
         batch = request.options.get("batch_primes") or self.default_batch(problem)
         digest = self.digest(problem)
-        run = run_json(problem, self, executor, digest, seed=seed, batch_primes=batch,
+        run = run_json(problem, self, request, executor, digest, seed=seed, batch_primes=batch,
                        token=f"{digest[:24]}-{seed}-{batch}", **self.run_fields(problem))
         return RunStore.create(where, run, BatchState, lambda _: BatchState())
 
