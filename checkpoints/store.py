@@ -65,7 +65,7 @@ LOCK_GRACE = 10.0
 #: On object storage the LOCK is a lease: it lasts this long after its last renewal
 #: (the driver renews it every quarter of that), and another driver takes it over only
 #: once it has run out, by compare-and-swap on its ETag. ``LADDERS_LEASE_SECONDS`` sets
-#: it for a driver (longer where the store answers slowly; the tests use 3 s).
+#: it for a driver (longer where the store answers slowly; the tests use 2 and 8 s).
 LEASE_SECONDS = float(os.environ.get("LADDERS_LEASE_SECONDS", "60"))
 #: Seconds a lease is held beyond its length before another driver may take it: object
 #: stores date objects to the second, and clocks differ a little between machines.

@@ -64,13 +64,13 @@ def big_store(where: str, primes: int, batch: int) -> int:
     from ladders.checkpoints.segments import write_arrays
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.session import run_json
-    from ladders.cluster.engines import get_engine
+    from ladders.cluster.engines import SolveRequest, get_engine
     from ladders.solver.games.board import preset_board
     from ladders.solver.problem import Problem
     problem = Problem.build(preset_board("hasbro"), 4)
     engine = get_engine("series")
-    run = run_json(problem, engine, "dask", engine.digest(problem), seed=1, batch_primes=batch,
-                   token="bench", **engine.run_fields(problem))
+    run = run_json(problem, engine, SolveRequest(), "dask", engine.digest(problem), seed=1,
+                   batch_primes=batch, token="bench", **engine.run_fields(problem))
     store = RunStore.create(where, run, BatchState, lambda _: BatchState())
     rng = np.random.default_rng(1)
     state, manifest = BatchState(), store.current()
