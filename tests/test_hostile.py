@@ -337,19 +337,25 @@ def test_many_coins_are_solved_in_seconds() -> None:
 
 
 # ---------------------------------------------------------------- resources
+def with_peak_memory(*args: str) -> tuple[subprocess.CompletedProcess, int]:
+    """Run ``ladders ARGS`` (it must succeed) and its peak memory in KB.
+
+    The peak is VmHWM, the child's own: Linux folds the parent's peak into a child's
+    ru_maxrss when it execs after vfork, so ru_maxrss here reported pytest's ~600 MB
+    (cli.main, not the console entry point main(): that one leaves by os._exit)."""
+    script = (f"import sys; from ladders.cluster.cli import cli; sys.argv = {['ladders', *args]!r}\n"
+              "try:\n    cli.main()\nfinally:\n"
+              "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc, int(proc.stderr.split()[-1])
+
+
 def test_simulate_refuses_absurd_counts_and_runs_big_ones_in_chunks() -> None:
     refused(ladders("simulate", "hasbro", "--games", "1000000000000", timeout=20), "limit is 1,000,000,000")
     refused(ladders("simulate", "hasbro", "-k", "6", "--games", "200000000", timeout=20), "1,200,000,000")
-    # the peak is VmHWM, the child's own: Linux folds the parent's peak into a child's
-    # ru_maxrss when it execs after vfork, so ru_maxrss here reported pytest's ~600 MB
-    # (cli.main, not the console entry point main(): that one leaves by os._exit)
-    script = ("import sys; from ladders.cluster.cli import cli; sys.argv = ['ladders', "
-              "'simulate', 'hasbro', '--games', '3000000', '--json']\n"
-              "try:\n    cli.main()\nfinally:\n"
-              "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert int(proc.stderr.split()[-1]) < 140_000  # KB: about 100 MB; 180 MB at once before, growing with --games
+    proc, peak = with_peak_memory("simulate", "hasbro", "--games", "3000000", "--json")
+    assert peak < 140_000  # KB: about 100 MB; 180 MB at once before, growing with --games
     assert json.loads(proc.stdout)["games"] == 3_000_000
 
 
@@ -374,12 +380,7 @@ def test_stats_refuses_absurd_throws() -> None:
 
 
 def test_stats_prints_decimals_without_building_fractions() -> None:
-    script = ("import sys; from ladders.cluster.cli import cli; sys.argv = ['ladders', "
-              "'stats', 'hasbro', '--throws', '20000']\n"
-              "try:\n    cli.main()\nfinally:\n"
-              "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert int(proc.stderr.split()[-1]) < 400_000  # KB of peak memory: 919 MB (and 19 s) before
+    proc, peak = with_peak_memory("stats", "hasbro", "--throws", "20000")
+    assert peak < 400_000  # KB of peak memory: 919 MB (and 19 s) before
     last = proc.stdout.strip().splitlines()[-1].split()
     assert last == ["20000", "0.0000000000", "0.9999999999"]

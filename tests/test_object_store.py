@@ -143,12 +143,19 @@ def test_a_stale_current_is_rolled_forward(s3) -> None:
         reopened.release_lock()
 
 
+def unrenewed_lease(name: str) -> tuple[str, RunStore]:
+    """A store whose driver took a 2 s lease and then stopped renewing it (it died, or
+    froze for longer than its lease)."""
+    where = url(name)
+    store = new_store(where)
+    store.lease_seconds = 2.0
+    store.acquire_lock()
+    store._lease.stop()
+    return where, store
+
+
 def test_a_lease_that_runs_out_is_taken_over(s3) -> None:
-    where = url("lease")
-    crashed = new_store(where)
-    crashed.lease_seconds = 2.0
-    crashed.acquire_lock()
-    crashed._lease.stop()  # the driver died: nobody renews its lease
+    where, _crashed = unrenewed_lease("lease")  # the driver died: nobody renews its lease
     other = RunStore.open(where, BatchState)
     with pytest.raises(StoreError, match="locked by a running solve"):
         other.acquire_lock()
@@ -177,11 +184,7 @@ def test_a_renewed_lease_is_never_taken_over(s3) -> None:
 
 
 def test_a_lost_lease_stops_the_commits(s3) -> None:
-    where = url("lost")
-    slow = new_store(where)
-    slow.lease_seconds = 2.0
-    slow.acquire_lock()
-    slow._lease.stop()  # a driver frozen for longer than its lease
+    where, slow = unrenewed_lease("lost")  # a driver frozen for longer than its lease
     time.sleep(2.0 + CLOCK_SLACK + 1.0)
     other = RunStore.open(where, BatchState)
     other.acquire_lock()

@@ -47,8 +47,8 @@ import numpy as np
 
 from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, fold, mac192, minv, mmul,
                                                       mneg, msub, mul128, redc)
-from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup, next_pow2,
-                                                     poly_rem)
+from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup,
+                                                     _times_transform, next_pow2, poly_rem)
 
 #: Degree below which the half-gcd runs the quadratic Euclidean algorithm.
 HGCD_BASE = 160
@@ -444,17 +444,11 @@ def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: 
         for i in range(lq):                     # rev(q) = rev(top part) h mod x^lq
             t[i] = r[top - 1 - i]
         t[lq:] = ZERO
-        _ntt_forward(t, big, roots, p)
-        for i in range(big):
-            t[i] = mmul(t[i], fh[i], p, pneg)
-        _ntt_inverse(t, big, iroots, p, pneg, one, r2)
+        _times_transform(t, big, fh, roots, iroots, p, pneg, one, r2)
         for i in range(lq):                     # q, low degree first
             z[i] = t[lq - 1 - i]
         z[lq:] = ZERO
-        _ntt_forward(z, small, roots, p)
-        for i in range(small):
-            z[i] = mmul(z[i], fm[i], p, pneg)
-        _ntt_inverse(z, small, iroots, p, pneg, one, r2)
+        _times_transform(z, small, fm, roots, iroots, p, pneg, one, r2)
         for k in range(m):                      # r[base + k] -= (q m_poly)_k
             v = z[k]
             if k + small < lq + m:              # wrapped around: equals the dividend's

@@ -205,6 +205,17 @@ def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compi
 
 
 @nb.njit(cache=True)
+def _times_transform(z, size, fw, roots, iroots, p, pneg, one, r2):  # pragma: no cover
+    """In place: ``z`` (``size`` coefficients) becomes its cyclic product with the
+    polynomial whose transform of ``size`` points is ``fw`` (forward, pointwise,
+    inverse): what a product with a fixed factor, transformed once, costs."""
+    _ntt_forward(z, size, roots, p)
+    for i in range(size):
+        z[i] = mmul(z[i], fw[i], p, pneg)      # inputs < 2p: REDC still ends < 2p
+    _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+
+
+@nb.njit(cache=True)
 def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2):  # pragma: no cover
     """``z_k = sum_{i+j = k mod size} x_i y_j`` for ``x[:lx]``, ``y[:ly]`` (``lx, ly <=
     size``, size a power of two): transforms when ``size <= nmax``, else schoolbook
@@ -215,10 +226,7 @@ def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2):  # pr
         fx[:lx] = x[:lx]
         _ntt_forward(fx, size, roots, p)
         z[:ly] = y[:ly]
-        _ntt_forward(z, size, roots, p)
-        for i in range(size):
-            z[i] = mmul(fx[i], z[i], p, pneg)      # inputs < 2p: REDC still ends < 2p
-        _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+        _times_transform(z, size, fx, roots, iroots, p, pneg, one, r2)
         return z
     for k in range(lx + ly - 1):
         lo_i = k - ly + 1 if k - ly + 1 > 0 else 0
@@ -297,10 +305,7 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
             z = buf[:size]
             z[:b] = c[e - b:e]
             z[b:] = ZERO
-            _ntt_forward(z, size, roots, p)
-            for i in range(size):
-                z[i] = mmul(z[i], fps[i], p, pneg)
-            _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+            _times_transform(z, size, fps, roots, iroots, p, pneg, one, r2)
         else:
             z = cyclic_mul(c[e - b:e], b, psums, plen, size, roots, iroots, nmax, p, pneg, one,
                            r2)
