@@ -73,3 +73,20 @@ def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray
     """``(primes, residues, valid)`` of a committed batch (digest checked)."""
     arrays = read_arrays(store.backend, ref, ("primes", "valid", "residues"))
     return arrays["primes"], arrays["residues"], arrays["valid"].astype(bool)
+
+
+def series_group_terms(url: str, token: str, source: tuple[tuple[dict[str, Any], int], ...],
+                       top: Any) -> list[Any]:
+    """A group's part of a reconstruction attempt's CRT, on a worker: its batches read
+    from the store (``(segment, rows)``: the first ``rows`` valid primes of each), then
+    :func:`~ladders.solver.engines.series.subproducts.group_terms` with ``top``."""
+    from ladders.solver.engines.series.subproducts import group_terms
+    store = RunStore.open(url, BatchState)
+    if store.run.get("token") != token:
+        raise StoreError(f"{url} holds another series run than {token[:12]}")
+    primes, residues = [], []
+    for ref, rows in source:
+        p, r, valid = read_batch(store, SegmentRef.from_json(ref))
+        primes.append(p[valid][:rows])
+        residues.append(r[valid][:rows])
+    return group_terms(np.concatenate(primes), np.concatenate(residues), top)

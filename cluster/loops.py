@@ -57,8 +57,13 @@ class Work(Protocol):
     #: modules the tasks import on a worker: imported when the cluster is checked
     modules: tuple[str, ...]
 
+    def attach(self, client: Any) -> None:
+        """The run's Dask client, given before the first task: a driver's own work (a
+        series run's reconstruction) may then go to the cluster too."""
+
     def finished(self) -> bool:
-        """Whether the run is done."""
+        """Whether the run is done (a work whose own step runs beside the loop looks
+        at that step here: the loops ask often)."""
 
     def ready(self, running: set[Item], limit: int) -> list[Item]:
         """At most ``limit`` items that may start now and are not ``running``, most
@@ -93,6 +98,9 @@ class OneStep(abc.ABC):
     head_start = False
     modules: tuple[str, ...] = ()
     done = False
+
+    def attach(self, client: Any) -> None:
+        """Nothing of it runs on the cluster."""
 
     @abc.abstractmethod
     def compute(self) -> bool:
@@ -191,6 +199,7 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
 
     in_flight: dict[Any, Item] = {}
     watch = WorkerWatch(client, no_worker_limit)
+    work.attach(client)
 
     def submit() -> None:
         for item in work.ready(set(in_flight.values()), window - len(in_flight)):

@@ -98,6 +98,9 @@ class EliminationWork:
             self.committed = version
         self.to_commit = []
 
+    def attach(self, client: Any) -> None:
+        """The driver's own work (the commits) stays in this process."""
+
     def figures(self) -> tuple[int, int, int]:
         from ladders.solver.exact import bits_to_digits
         return len(self.state.done), len(self.plan.tasks()), bits_to_digits(self.manifest.max_bits)

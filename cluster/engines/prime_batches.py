@@ -104,6 +104,7 @@ class BatchWork(abc.ABC):
         self.seed = int(store.run["seed"])
         self.size = int(store.run["batch_primes"])
         self.done = False
+        self.client: Any = None
         self._primes: list[int] = []
         self._sequence: Iterator[int] | None = None
 
@@ -142,6 +143,10 @@ class BatchWork(abc.ABC):
     def conclude(self) -> bool:
         """The driver's final work, tried after each commit: reconstruct or certify the
         answer from the residues so far; True once it holds (the run is finished)."""
+
+    def attach(self, client: Any) -> None:
+        """Keep the run's Dask client: an engine's :meth:`conclude` may use it."""
+        self.client = client
 
     def batches(self) -> int:
         return len(self.manifest.state.batches)  # type: ignore[attr-defined]

@@ -12,7 +12,9 @@ confirmed at primes not used to build them.
 from __future__ import annotations
 
 import math
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
     from ladders.solver.games.chain import AbsorbingChain
+    from ladders.solver.engines.series.reconstruct import Candidate, ReconstructionStream
     from ladders.solver.problem import Problem
 
 #: Primes per task: a few seconds of work on the full board for 3 players; four
@@ -48,7 +51,13 @@ DASK_DEGREES = 100_000
 
 class SeriesWork(BatchWork):
     """One session of a series run: the residues so far in a reconstruction stream, the
-    fractions when they come."""
+    fractions when they come.
+
+    On a Dask cluster the reconstruction attempts run beside the loop (a thread of this
+    process, the tree below the groups as tasks on the workers: :func:`group_mapper`),
+    so that the workers go on with batches while an attempt at millions of digits runs;
+    in this process (serial), an attempt runs when it is due, between two batches.
+    """
 
     def __init__(self, store: RunStore) -> None:
         from ladders.checkpoints.series import series_plan
@@ -57,8 +66,18 @@ class SeriesWork(BatchWork):
         self.plan = series_plan(store)
         self.stream = engine_stream(self.plan)
         self.compute_seconds = 0.0
-        with self.stream.deferred():
-            self.start()
+        self._attempt: Attempt | None = None
+        self.start()
+
+    def start(self) -> None:
+        """Fold the committed batches; the first attempt comes from :meth:`finished`,
+        once the loop runs (on a resumed cluster run, beside it)."""
+        for _k, ref in sorted(self.manifest.state.batches.items()):  # type: ignore[attr-defined]
+            self.fold(ref)
+
+    def attach(self, client: Any) -> None:
+        super().attach(client)
+        self.stream.mapper = group_mapper(client, self.store)
 
     def sequence(self) -> Iterator[int]:
         from ladders.solver.engines.series import ntt_primes
@@ -71,19 +90,85 @@ class SeriesWork(BatchWork):
     def fold(self, ref: SegmentRef) -> None:
         from ladders.checkpoints.series import read_batch
         primes, residues, valid = read_batch(self.store, ref)
-        self.stream.add([int(p) for p in primes], residues, valid)
+        self.stream.add(primes, residues, valid, source=ref.to_json(), attempt=False)
 
     def bits(self) -> int:
         return self.stream.bits
 
     def conclude(self) -> bool:
-        """The stream reconstructs as residues arrive (at growing sizes) and confirms
-        each candidate at primes it did not use: the run ends once it holds fractions."""
-        return self.stream.values is not None
+        """Take a finished attempt's outcome; start the next one if it is due (beside
+        the loop on a cluster, here otherwise). The run ends once the stream holds
+        fractions confirmed at primes they were not built from."""
+        stream = self.stream
+        if self._attempt is not None:
+            if not self._attempt.finished():
+                return False
+            stream.record(self._attempt.outcome())
+            self._attempt = None
+        if stream.values is None and stream.due():
+            snapshot = stream.snapshot()
+            if self.client is None:
+                stream.record(stream.try_snapshot(snapshot))
+            else:
+                self._attempt = Attempt(stream, snapshot)
+        return stream.values is not None
+
+    def finished(self) -> bool:
+        if not self.done:
+            self.done = self.conclude()
+        return self.done
 
     def accept(self, item: Item, receipt: dict[str, Any], seconds: float) -> None:
         super().accept(item, receipt, seconds)
         self.compute_seconds += float(receipt.get("compute_seconds", 0.0))
+
+
+class Attempt:
+    """A reconstruction attempt in a thread of the driver, beside the loop.
+
+    A daemon thread: an interrupted run does not wait for it (the attempt is redone on
+    resume). gmpy2 holds the GIL during one operation, so the loop may wait for the
+    largest multiplication (seconds at a billion bits) but not for the attempt.
+    """
+
+    def __init__(self, stream: ReconstructionStream, snapshot: Any) -> None:
+        self._outcome: Candidate | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(stream, snapshot),
+                                        name="ladders-reconstruction", daemon=True)
+        self._thread.start()
+
+    def _run(self, stream: ReconstructionStream, snapshot: Any) -> None:
+        try:
+            self._outcome = stream.try_snapshot(snapshot)
+        except BaseException as exc:  # handed to the loop's thread by outcome()
+            self._error = exc
+
+    def finished(self) -> bool:
+        return not self._thread.is_alive()
+
+    def outcome(self) -> Candidate:
+        """The attempt's candidate (its error, raised in the caller's thread)."""
+        if self._error is not None:
+            raise self._error
+        assert self._outcome is not None
+        return self._outcome
+
+
+def group_mapper(client: Any, store: RunStore) -> Callable[..., list[list[Any]]]:
+    """The stream's mapper on a cluster: each group's lower tree a task that reads its
+    batches from the store (``Group.source``), ahead of the batches in the queue."""
+    from ladders.checkpoints.series import series_group_terms
+
+    def mapper(groups: Any, tops: Any) -> list[list[Any]]:
+        token = store.run["token"]
+        futures = [client.submit(series_group_terms, store.worker_url, token, g.source, top,
+                                 key=f"ladders-crt-{token}-{uuid.uuid4().hex}",
+                                 priority=1 << 30, pure=False)
+                   for g, top in zip(groups, tops)]
+        return client.gather(futures)
+
+    return mapper
 
 
 class TwoPlayers(OneStep):
@@ -244,7 +329,7 @@ class SeriesEngine(PrimeBatchEngine):
                                 "primes not used to build it, and the seats sum to 1 exactly",
                         "held_out_primes": stream.holdout, "rejected_candidates": stream.rejected,
                         "error_probability_below": error_bound(stream)}
-        details = {"primes": len(stream.primes), "primes_skipped": len(stream.skipped),
+        details = {"primes": stream.prime_count, "primes_skipped": len(stream.skipped),
                    "batches": work.batches(), "split": work.plan.split,
                    "degrees": [work.plan.degree_a, work.plan.degree_b],
                    "modulus_digits": bits_to_digits(stream.bits),

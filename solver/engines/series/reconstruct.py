@@ -9,9 +9,11 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ladders.solver.engines.series.subproducts import Group, Mapper, crt_grouped, local_mapper
 from ladders.solver.exact import f_divmod, gcd, invert, is_prime, isqrt, mpq, mpz, next_prime
 
 
@@ -290,22 +292,41 @@ def rational_reconstruct(x: int, m: int) -> mpq | None:
 # Early termination: reconstruct at growing sizes, confirm with held-out primes
 # ----------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Candidate:
+    """What one attempt found: the fractions (None if it failed) and how many wrong
+    candidates the held-out primes or the sum refused."""
+
+    values: list[mpq] | None
+    rejected: int
+    seconds: float
+    #: of which the Chinese remaindering
+    crt_seconds: float = 0.0
+
+
 @dataclass
 class ReconstructionStream:
     """Reconstruct ``count`` rationals in [0, 1] from residues streamed batch by batch.
 
-    Feed ``add(primes, residues, valid)``; it returns True once every value is
-    reconstructed *and confirmed*, then ``values`` holds them. Each attempt (when the
-    bits collected reach ``next_bits``; after a failure ``next_bits *= ratio``):
+    Feed ``add(primes, residues, valid, source)``; it returns True once every value is
+    reconstructed *and confirmed*, then ``values`` holds them.
+
+    The residues are held flat: per batch one uint64 array of its valid primes and one
+    ``(primes, count)`` array of residues, ``8 (count + 1)`` bytes a prime (48 for five
+    seats), and ``source`` (where the batch can be read again, for a mapper that runs
+    the groups of an attempt elsewhere).
 
     Attempts come when the bits collected reach ``next_bits``: at ``first_bits``, then
     four times as many each time while below ``near`` of ``expected_bits`` (the size the
     plan expects, 0 if unknown), then at that mark, then ``ratio`` times more each time:
     a few cheap small attempts and a few near the answer, instead of dozens of costly
-    ones on the way (each attempt is a CRT and a reconstruction of everything so far).
+    ones on the way. :meth:`add` attempts in line; a driver that wants the attempts
+    beside its loop asks :meth:`due`, takes a :meth:`snapshot`, runs :meth:`try_snapshot`
+    where it likes and hands the :class:`Candidate` to :meth:`record`. Each attempt:
 
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
-       :func:`crt_tree` into ``x_j mod M``;
+       :func:`~ladders.solver.engines.series.subproducts.crt_grouped` (groups of
+       batches; their lower trees through ``mapper``) into ``x_j mod M``;
     2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
        denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
        ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
@@ -330,8 +351,9 @@ class ReconstructionStream:
     pool: float = 5.3e16
     expected_bits: int = 0
     near: float = 0.85
-    primes: list[int] = field(default_factory=list)
-    residues: list[np.ndarray] = field(default_factory=list)
+    #: groups of an attempt's CRT: the lower trees go through ``mapper`` in about this many
+    groups: int = 64
+    mapper: Mapper = local_mapper
     skipped: list[int] = field(default_factory=list)
     values: list[mpq] | None = None
     attempts: int = 0
@@ -341,10 +363,10 @@ class ReconstructionStream:
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
-        self._acc: tuple[list[mpz], mpz] = ([mpz(0)] * self.count, mpz(1))
-        self._acc_count = 0
+        self._chunks: list[tuple[np.ndarray, np.ndarray, Any]] = []
+        self._count = 0
         self._deferring = False
-        self._bits = 0
+        self._log2 = 0.0
 
     def error_bound(self) -> float:
         """An upper bound on the probability that a wrong fraction passed the held-out
@@ -355,9 +377,15 @@ class ReconstructionStream:
 
     @property
     def bits(self) -> int:
-        """Bits of the primes collected (held-out ones included); kept as they arrive
-        (a sum over 500,000 primes at every batch cost the 4-player run minutes)."""
-        return self._bits
+        """``log2`` of the product of the primes collected (held-out ones included),
+        rounded down: the size of the modulus, which is what reconstruction needs (a
+        prime of ``[2^61, 2^62)`` adds about 61.5 bits, not its 62 digits)."""
+        return int(self._log2)
+
+    @property
+    def prime_count(self) -> int:
+        """Valid primes collected (held-out ones included)."""
+        return self._count
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
@@ -370,33 +398,51 @@ class ReconstructionStream:
             yield
         finally:
             self._deferring = False
-        self._maybe_attempt()
+        if self.due():
+            self.record(self.try_snapshot(self.snapshot()))
 
-    def add(self, primes: Sequence[int], residues: np.ndarray, valid: np.ndarray | None = None) -> bool:
-        """Add a batch; attempt a reconstruction if enough bits arrived. True when done."""
+    def add(self, primes: Sequence[int] | np.ndarray, residues: np.ndarray,
+            valid: np.ndarray | None = None, source: Any = None, attempt: bool = True) -> bool:
+        """Add a batch; attempt a reconstruction in line if ``attempt`` and enough bits
+        arrived. True when done."""
         if self.values is not None:
             return True
-        residues = np.asarray(residues)
-        for i, q in enumerate(primes):
-            if valid is not None and not valid[i]:
-                self.skipped.append(int(q))
-                continue
-            self.primes.append(int(q))
-            self._bits += int(q).bit_length()
-            self.residues.append(np.array(residues[i], dtype=np.uint64).reshape(-1))
-        return False if self._deferring else self._maybe_attempt()
+        primes = np.asarray(primes, dtype=np.uint64).reshape(-1)
+        residues = np.asarray(residues, dtype=np.uint64).reshape(len(primes), self.count)
+        if valid is not None:
+            keep = np.asarray(valid, dtype=bool).reshape(-1)
+            self.skipped.extend(int(q) for q in primes[~keep])
+            primes, residues = primes[keep], residues[keep]
+        if len(primes):
+            self._chunks.append((primes, np.ascontiguousarray(residues), source))
+            self._count += len(primes)
+            self._log2 += float(np.log2(primes.astype(np.float64)).sum())
+        if not attempt or self._deferring:
+            return False
+        if self.due():
+            self.record(self.try_snapshot(self.snapshot()))
+        return self.values is not None
 
-    def _maybe_attempt(self) -> bool:
-        if self.values is not None:
-            return True
-        if self.bits >= self.next_bits and len(self.primes) > self.holdout:
-            t0 = time.perf_counter()
-            done = self._attempt()
-            self.attempt_seconds += time.perf_counter() - t0
-            if done:
-                return True
+    def due(self) -> bool:
+        """Whether an attempt is due: enough bits since the last one, and primes beyond
+        the held-out ones."""
+        return (self.values is None and self.bits >= self.next_bits
+                and self._count > self.holdout)
+
+    def snapshot(self) -> tuple[list[tuple[np.ndarray, np.ndarray, Any]], int]:
+        """The batches so far (their arrays are never changed) and their bits: what an
+        attempt beside the loop works from while batches keep arriving."""
+        return list(self._chunks), self.bits
+
+    def record(self, candidate: Candidate) -> None:
+        """Take an attempt's outcome: the values, or the next size to try."""
+        self.attempts += 1
+        self.rejected += candidate.rejected
+        self.attempt_seconds += candidate.seconds
+        if candidate.values is not None:
+            self.values = candidate.values
+        else:
             self.next_bits = self._next_target()
-        return False
 
     def _next_target(self) -> int:
         b = self.bits
@@ -405,53 +451,77 @@ class ReconstructionStream:
             return min(max(4 * b, b + 64), near)
         return max(int(b * self.ratio), b + 64)
 
-    def _combined(self, count: int) -> tuple[list[mpz], mpz]:
-        """CRT of the first ``count`` primes, extending the last attempt's: only the
-        primes that arrived since go through a subproduct tree, then one combination
-        with the running value (so an attempt never redoes the whole CRT)."""
-        done = self._acc_count
-        if count > done:
-            chunk_r = [[int(v) for v in r] for r in self.residues[done:count]]
-            xs, m = crt_tree(chunk_r, self.primes[done:count])
-            if done:
-                acc_x, acc_m = self._acc
-                inv = invert(acc_m % m, m)
-                xs = [xa + acc_m * (((xc - xa) * inv) % m) for xa, xc in zip(acc_x, xs)]
-                m = acc_m * m
-            self._acc, self._acc_count = (xs, m), count
-        return self._acc
+    def _groups(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]],
+                build: int) -> list[Group]:
+        """The first ``build`` primes in about :attr:`groups` runs of whole batches
+        (the last cut at ``build``); each group's ``source`` lists ``(source, rows)``."""
+        target = max(1, -(-build // self.groups))
+        groups: list[Group] = []
+        parts: list[tuple[np.ndarray, np.ndarray, Any]] = []
+        size = taken = 0
+        for primes, residues, source in chunks:
+            rows = min(len(primes), build - taken)
+            if rows <= 0:
+                break
+            parts.append((primes[:rows], residues[:rows], (source, rows)))
+            size += rows
+            taken += rows
+            if size >= target or taken == build:
+                groups.append(Group(np.concatenate([p for p, _, _ in parts]),
+                                    np.concatenate([r for _, r, _ in parts]),
+                                    tuple(s for _, _, s in parts)))
+                parts, size = [], 0
+        return groups
 
-    def _attempt(self) -> bool:
-        self.attempts += 1
-        h = self.holdout
-        build = len(self.primes) - h
-        xs, m = self._combined(build)
+    def try_snapshot(self, snapshot: tuple[list[tuple[np.ndarray, np.ndarray, Any]], int]) -> Candidate:
+        """One attempt at the batches of ``snapshot`` (changes nothing here). The checks
+        run on the integers ``N_j`` over the common ``D`` (no gcd of numbers of millions
+        of digits); only a confirmed candidate is reduced to lowest terms."""
+        t0 = time.perf_counter()
+        chunks, _ = snapshot
+        total = sum(len(p) for p, _, _ in chunks)
+        build = total - self.holdout
+        xs, m = crt_grouped(self._groups(chunks, build), self.mapper)
+        t1 = time.perf_counter()
+        held: list[tuple[int, list[int]]] = []
+        for p, res, _ in reversed(chunks):
+            if len(held) >= self.holdout:
+                break
+            held[:0] = zip(p.tolist(), res.tolist())
+        held = held[len(held) - self.holdout:]
+        found, rejected = self._reconstruct(xs, m, held)
+        values = None
+        if found is not None:
+            nums, den = found
+            wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(self.count))
+            if wrong or (self.must_sum_to_one and sum(nums) != den):
+                rejected = 1
+            else:
+                values = [mpq(nj, den) for nj in nums]
+        return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0)
+
+    def _reconstruct(self, xs: list[mpz], m: mpz, held: list[tuple[int, list[int]]]
+                     ) -> tuple[tuple[list[mpz], mpz] | None, int]:
+        """``(N_j, D)``: value 0 by rational reconstruction, checked at the held-out
+        primes at once (a modulus too small gives a fraction there, wrong: the other
+        values would each need a reconstruction of their own to show it); the others
+        through its denominator. Also the number of candidates refused (0 or 1)."""
         first = rational_reconstruct(xs[0], m)
         if first is None:
-            return False
+            return None, 0
+        if any((first.numerator - r[0] * first.denominator) % q for q, r in held):
+            return None, 1
         den = mpz(first.denominator)
         nums: list[mpz] = []
-        for j, x in enumerate(xs):
+        for x in xs:
             nj = (x * den) % m
             if nj > den:
                 val = rational_reconstruct(x, m)
                 if val is None:
-                    return False
+                    return None, 0
                 new_den = den * val.denominator // gcd(den, val.denominator)
                 nums = [v * (new_den // den) for v in nums]
                 den = new_den
                 nj = val.numerator * (den // val.denominator)
             nums.append(nj)
-        # confirmation at primes not used to build the candidate
-        for q, r in zip(self.primes[build:], self.residues[build:]):
-            dq = den % q
-            for j in range(self.count):
-                if (nums[j] - int(r[j]) * dq) % q:
-                    self.rejected += 1
-                    return False
-        vals = [mpq(nj, den) for nj in nums]
-        if self.must_sum_to_one and sum(vals, mpq(0)) != 1:
-            self.rejected += 1
-            return False
-        self.values = vals
-        return True
+        return (nums, den), 0

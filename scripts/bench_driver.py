@@ -1,0 +1,199 @@
+"""Benchmark: the series driver at a 5-player run's size, on residues of a known answer.
+
+Issue 26 asks for proof, short of the full run, that the driver of a 5-player run on
+the full board (about 10 million primes, fractions of about 616 million bits in all) is
+never the bottleneck. Five known fractions ``n_j / D`` summing to 1 (random, ``D`` of
+half the bits) are reduced modulo the run's kind of primes (``c 2^16 + 1``, the first
+batches of seed 1), and fed through the driver's own path:
+
+1. *workers* (one fresh process, not timed as the driver's): the residues batch by
+   batch, each batch written as a worker writes it (a segment of the run store);
+2. *driver* (another fresh process, timed): for each batch, the manifest that lists it
+   committed, its segment read back and folded into the run's reconstruction stream
+   (:func:`~ladders.solver.engines.series.run_stream`, expecting the known size, as a
+   run expects its fitted size), attempts as they come due (subproduct-tree CRT and
+   half-gcd reconstruction) until the fractions are confirmed at held-out primes;
+   they must equal the known ones (``==``). With ``--workers N`` the attempts' lower
+   trees run on a local Dask cluster of N workers, as a run's do.
+
+``--scale 1`` is the full size (10.3 million primes; the first phase takes about half
+an hour here); CI-sized runs use ``--scale 0.001``. Reported: each phase's wall time and
+peak memory (``os.wait4``), the driver's time in commits, reads and attempts, and the
+attempts. Issue 26's goal at full size: at most 45 minutes and 8 GB for the driver.
+
+Run: ``python scripts/bench_driver.py --scale 0.01 [--store DIR] [--workers N]``. A
+store of the same scale is reused (``--store``); prints a table and one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fresh import run
+
+#: Bits of the 5-player answer on hasbro (numerator and denominator of a seat; the
+#: plan's fit): 92,709,268 digits each.
+FULL_BITS = 615_947_044
+BATCH = 1024
+PLAYERS = 5
+
+
+def known_fractions(bits: int) -> tuple[list, object]:
+    """``([n_1 .. n_5], D)``: ``sum n_j = D``, ``D`` of ``bits / 2`` bits, from seed 26."""
+    import gmpy2
+    state = gmpy2.random_state(26)
+    den = gmpy2.mpz_urandomb(state, bits // 2 - 1) | (gmpy2.mpz(1) << (bits // 2 - 2))
+    nums = [gmpy2.mpz_urandomb(state, bits // 2 - 4) for _ in range(PLAYERS - 1)]
+    return [*nums, den - sum(nums)], den
+
+
+def workers(store_dir: str, bits: int) -> dict:
+    """Phase 1: the residues of every batch, written as segments; the receipts saved."""
+    import numpy as np
+    from ladders.checkpoints.batches import RESIDUES, BatchState
+    from ladders.checkpoints.segments import write_arrays
+    from ladders.checkpoints.store import RunStore
+    from ladders.solver.engines.series import ntt_primes
+    from ladders.solver.engines.series.subproducts import product_tree
+    from ladders.solver.exact import invert, mpz
+    t0 = time.perf_counter()
+    nums, den = known_fractions(bits)
+    count = int(bits * 1.05) // 61 + 64
+    batches = -(-count // BATCH)
+    primes_iter = ntt_primes(1)
+    primes = [[next(primes_iter) for _ in range(BATCH)] for _ in range(batches)]
+    t1 = time.perf_counter()
+    tree = product_tree([product_tree([mpz(q) for q in b])[-1][0] for b in primes])
+    values = [*nums, den]
+    rems = [values]
+    for low in reversed(tree[:-1]):  # each value modulo each batch's product, top down
+        rems = [[v % node for v in rems[i // 2]] for i, node in enumerate(low)]
+    t2 = time.perf_counter()
+    store = RunStore.create(store_dir, {"problem": {"synthetic": bits}, "engine": "series",
+                                        "batch_primes": BATCH, "token": "synthetic"}, BatchState,
+                            lambda _: BatchState())
+    receipts = []
+    for k, (batch, rem) in enumerate(zip(primes, rems)):
+        res = np.zeros((BATCH, PLAYERS), dtype=np.uint64)
+        for i, q in enumerate(batch):
+            inv = int(invert(rem[-1] % q, q))
+            res[i] = [int(r % q) * inv % q for r in rem[:-1]]
+        ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-synthetic",
+                           {"primes": np.asarray(batch, dtype=np.uint64),
+                            "valid": np.ones(BATCH, dtype=np.uint8), "residues": res}, BATCH)
+        receipts.append(ref.to_json())
+    Path(store_dir, "receipts.json").write_text(json.dumps(receipts))
+    return {"primes": batches * BATCH, "batches": batches, "prime_seconds": t1 - t0,
+            "remainder_seconds": t2 - t1, "write_seconds": time.perf_counter() - t2}
+
+
+def driver(store_dir: str, bits: int, workers_n: int) -> dict:
+    """Phase 2: commit, read and fold each batch; attempt as due; check the answer."""
+    from ladders.checkpoints.batches import BatchState
+    from ladders.checkpoints.segments import SegmentRef
+    from ladders.checkpoints.series import read_batch
+    from ladders.checkpoints.store import RunStore
+    from ladders.solver.engines.series import run_stream
+    from ladders.solver.exact import mpq
+    receipts = json.loads(Path(store_dir, "receipts.json").read_text())
+    store = RunStore.open(store_dir, BatchState)
+    manifest = store.current()
+    stream = run_stream(PLAYERS, 16, bits)
+    cluster = client = None
+    if workers_n:
+        from distributed import Client, LocalCluster
+        from ladders.cluster.engines.series import group_mapper
+        cluster = LocalCluster(n_workers=workers_n, threads_per_worker=1, processes=True)
+        client = Client(cluster)
+        stream.mapper = group_mapper(client, store)
+    commit = read = 0.0
+    attempts = []
+    t0 = time.perf_counter()
+    for k, ref_json in enumerate(receipts):
+        ta = time.perf_counter()
+        ref = SegmentRef.from_json(ref_json)
+        state = manifest.state.with_batch(k, ref)
+        manifest = manifest.next(state, 0.0, stream.bits)
+        store.commit(manifest)
+        tb = time.perf_counter()
+        primes, residues, valid = read_batch(store, ref)
+        stream.add(primes, residues, valid, source=ref_json, attempt=False)
+        tc = time.perf_counter()
+        commit += tb - ta
+        read += tc - tb
+        if stream.due():
+            candidate = stream.try_snapshot(stream.snapshot())
+            attempts.append({"bits": stream.bits, "seconds": round(candidate.seconds, 2),
+                             "crt_seconds": round(candidate.crt_seconds, 2),
+                             "found": candidate.values is not None})
+            stream.record(candidate)
+            print(f"attempt at {stream.bits:,} bits: {candidate.seconds:.1f} s (CRT "
+                  f"{candidate.crt_seconds:.1f} s)", file=sys.stderr, flush=True)
+            if stream.values is not None:
+                break
+    total = time.perf_counter() - t0
+    nums, den = known_fractions(bits)
+    if stream.values != [mpq(n, den) for n in nums]:
+        raise SystemExit("the driver's fractions differ from the known ones")
+    if client is not None:
+        client.close()
+        cluster.close()
+    return {"batches": k + 1, "primes": stream.prime_count, "seconds": total,
+            "commit_seconds": commit, "read_fold_seconds": read,
+            "attempt_seconds": stream.attempt_seconds, "attempts": attempts}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=0.01,
+                        help="fraction of the 5-player size (1 = 616 million bits)")
+    parser.add_argument("--store", help="the run store to write (reused if it holds this scale)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="Dask workers for the attempts' lower trees (0: in the driver)")
+    parser.add_argument("--phase", choices=["workers", "driver"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    bits = int(FULL_BITS * args.scale)
+    if args.phase == "workers":
+        print(json.dumps(workers(args.store, bits)))
+        return
+    if args.phase == "driver":
+        print(json.dumps(driver(args.store, bits, args.workers)))
+        return
+    own = args.store is None
+    store = args.store or str(Path(tempfile.mkdtemp()) / "synthetic")
+    scale_file = Path(store, "scale.json")
+    out = {"scale": args.scale, "bits": bits}
+    if not (scale_file.exists() and json.loads(scale_file.read_text()) == out):
+        shutil.rmtree(store, ignore_errors=True)
+        res = run([sys.executable, __file__, "--phase", "workers", "--store", store,
+                   "--scale", str(args.scale)])
+        out["workers"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
+                          "peak_mb": round(res["peak_mb"])}
+        scale_file.write_text(json.dumps({"scale": args.scale, "bits": bits}))
+    res = run([sys.executable, __file__, "--phase", "driver", "--store", store, "--scale",
+               str(args.scale), "--workers", str(args.workers)])
+    out["driver"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
+                     "cpu": round(res["cpu"], 1), "peak_mb": round(res["peak_mb"])}
+    if own:
+        shutil.rmtree(Path(store).parent, ignore_errors=True)
+    d = out["driver"]
+    print(f"scale {args.scale}: {bits:,} bits, {d['primes']:,} primes in {d['batches']:,} batches")
+    if "workers" in out:
+        w = out["workers"]
+        print(f"  workers' phase: {w['wall']:,.1f} s, peak {w['peak_mb']:,} MB")
+    print(f"  driver: {d['wall']:,.1f} s wall, peak {d['peak_mb']:,} MB; commits "
+          f"{d['commit_seconds']:.1f} s, reads and folds {d['read_fold_seconds']:.1f} s, "
+          f"{len(d['attempts'])} attempts {d['attempt_seconds']:.1f} s "
+          f"(the last: {d['attempts'][-1]['seconds']} s at {d['attempts'][-1]['bits']:,} bits, "
+          f"CRT {d['attempts'][-1]['crt_seconds']} s)")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Chinese remaindering of millions of primes, without big inverses, split into groups.
+
+The residues ``r_ij = x_j mod m_i`` of ``c`` values at primes ``m_1..m_n`` give each
+``x_j mod M``, ``M = prod m_i``, by the linear combination (von zur Gathen and Gerhard,
+*Modern Computer Algebra*, Algorithm 10.16)::
+
+    x_j = sum_i c_ij (M / m_i)  (mod M),   c_ij = r_ij ((M / m_i)^-1 mod m_i) mod m_i
+
+Three passes over the subproduct tree of the ``m_i``, each a few multiplications of
+equal-size numbers per level, O(M(N) log n) in all: the tree itself (up); the
+remainders ``M mod m_i^2`` (down: ``M mod v^2`` at every node v), from which
+``(M / m_i) mod m_i = (M mod m_i^2) / m_i``, inverted modulo the word-size ``m_i``;
+and the sum (up: ``z_v = z_L v_R + z_R v_L``). No inverse of a big number is ever
+taken: the pairwise CRT (:func:`~ladders.solver.engines.series.reconstruct.crt_tree`)
+needs one extended gcd per tree node, and GMP's ``gcdext`` costs about 60
+multiplications of the same size (23.7 s against 0.38 s at 64 million bits here),
+which made the pairwise CRT of a 5-player run about 40 minutes.
+
+The primes come in *groups* (runs of a run's batches). The tree's levels above the
+groups are the caller's (:func:`crt_grouped`); everything below a group is one call of
+:func:`group_terms`, a function of the group's own residues and of one number,
+``M mod M_g^2``, so that a driver can hand the groups to workers (its ``mapper``) and
+keep only the top of the tree: for 10 million primes in 64 groups, 6 of its 23 levels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ladders.solver.exact import invert, mpz
+
+
+@dataclass(frozen=True)
+class Group:
+    """Primes ``(n,)`` and residues ``(n, c)`` (uint64), one row per prime, and where
+    they can be read again (``source``: the caller's, opaque here)."""
+
+    primes: np.ndarray
+    residues: np.ndarray
+    source: tuple[Any, ...] = ()
+
+
+#: ``mapper(groups, tops)``: :func:`group_terms` of each group with its ``top``, in
+#: order. This process by default; a cluster's workers where the groups should go there.
+Mapper = Callable[[Sequence[Group], Sequence[mpz]], list[list[mpz]]]
+
+
+def local_mapper(groups: Sequence[Group], tops: Sequence[mpz]) -> list[list[mpz]]:
+    """Every group in this process, one after the other."""
+    return [group_terms(g.primes, g.residues, t) for g, t in zip(groups, tops)]
+
+
+def product_tree(leaves: Sequence[mpz]) -> list[list[mpz]]:
+    """The subproduct tree, leaves first: level ``k+1`` holds the products of pairs of
+    level ``k`` (an odd last node goes up as it is); the last level is ``[prod]``."""
+    levels = [list(leaves)]
+    while len(levels[-1]) > 1:
+        low = levels[-1]
+        up = [low[i] * low[i + 1] for i in range(0, len(low) - 1, 2)]
+        if len(low) % 2:
+            up.append(low[-1])
+        levels.append(up)
+    return levels
+
+
+def remainders_down(value: mpz, tree: list[list[mpz]]) -> list[mpz]:
+    """``value mod leaf^2`` for every leaf: ``value mod v^2`` at each node from the root
+    down (``value`` below the root's square)."""
+    rems = [value]
+    for low in reversed(tree[:-1]):
+        rems = [rems[i // 2] % (node * node) for i, node in enumerate(low)]
+    return rems
+
+
+def combine_up(terms: Sequence[mpz], tree: list[list[mpz]]) -> mpz:
+    """``sum_i terms_i (root / leaf_i)`` by ``z_v = z_L v_R + z_R v_L`` up the tree."""
+    z = list(terms)
+    for low in tree[:-1]:
+        up = [z[i] * low[i + 1] + z[i + 1] * low[i] for i in range(0, len(low) - 1, 2)]
+        if len(low) % 2:
+            up.append(z[-1])
+        z = up
+    return z[0]
+
+
+def group_product(primes: np.ndarray) -> mpz:
+    """The product of a group's primes (its root in the tree)."""
+    return product_tree([mpz(q) for q in primes.tolist()])[-1][0] if len(primes) else mpz(1)
+
+
+def group_terms(primes: np.ndarray, residues: np.ndarray, top: mpz) -> list[mpz]:
+    """A group's part of every value's sum: ``y_j = sum_{i in g} c_ij (M_g / m_i)``, from
+    ``top = M mod M_g^2`` (M the modulus of all groups): below the group, the
+    remainders go down to ``M mod m_i^2``, the weights ``(M/m_i)^-1 mod m_i`` are word
+    inverses, and the sum goes back up to the group's root."""
+    mods = [mpz(q) for q in primes.tolist()]
+    tree = product_tree(mods)
+    weights = []
+    for m, rem in zip(mods, remainders_down(top, tree)):
+        weights.append(invert(rem // m, m))
+    rows = residues.tolist()
+    return [combine_up([r[j] * w % m for r, w, m in zip(rows, weights, mods)], tree)
+            for j in range(residues.shape[1])]
+
+
+def crt_grouped(groups: Sequence[Group], mapper: Mapper = local_mapper) -> tuple[list[mpz], mpz]:
+    """``([x_0, ..., x_{c-1}], M)``: every column's value modulo the product M of all
+    the groups' primes (distinct), ``0 <= x_j < M``. The levels above the groups run
+    here; each group's :func:`group_terms` runs through ``mapper``."""
+    if not groups:
+        raise ValueError("no primes to combine")
+    tree = product_tree([group_product(g.primes) for g in groups])
+    modulus = tree[-1][0]
+    tops = remainders_down(modulus, tree)
+    parts = mapper(groups, tops)
+    cols = groups[0].residues.shape[1]
+    return [combine_up([p[j] for p in parts], tree) % modulus for j in range(cols)], modulus

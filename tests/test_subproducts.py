@@ -1,0 +1,79 @@
+"""The CRT without big inverses (groups, subproduct trees) against the pairwise CRT, its
+groups on real Dask workers reading a real store, and the driver benchmark's own check
+at a small scale."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ladders.solver.engines.series import ntt_primes
+from ladders.solver.engines.series.reconstruct import (ReconstructionStream,
+                                                       crt_simple, crt_tree)
+from ladders.solver.engines.series.subproducts import (Group, combine_up, crt_grouped,
+                                                       product_tree, remainders_down)
+from ladders.solver.exact import invert, mpq, mpz
+
+PRIMES = [q for q, _ in zip(ntt_primes(11), range(300))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 4), st.data())
+def test_grouped_crt_is_the_pairwise_crt(n: int, cols: int, data: st.DataObject) -> None:
+    rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
+    primes = PRIMES[:n]
+    residues = np.array([[rng.randrange(q) for _ in range(cols)] for q in primes], dtype=np.uint64)
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=6))) - {n})
+    bounds = [0, *cuts, n]
+    groups = [Group(np.array(primes[a:b], dtype=np.uint64), residues[a:b])
+              for a, b in zip(bounds, bounds[1:])]
+    xs, m = crt_grouped(groups)
+    ys, m2 = crt_tree(residues, primes)
+    assert (xs, m) == (ys, m2)
+    assert xs[0] == crt_simple([int(r) for r in residues[:, 0]], primes)[0]
+
+
+def test_tree_passes() -> None:
+    leaves = [mpz(q) for q in PRIMES[:7]]
+    tree = product_tree(leaves)
+    assert tree[-1] == [np.prod([int(q) for q in PRIMES[:7]], dtype=object)]
+    value = mpz(123456789) ** 20
+    assert remainders_down(value, tree) == [value % (q * q) for q in leaves]
+    terms = [mpz(i + 1) for i in range(7)]
+    assert combine_up(terms, tree) == sum(t * (tree[-1][0] // q) for t, q in zip(terms, leaves))
+
+
+def test_seat_zero_is_checked_at_the_held_out_primes_first() -> None:
+    # the build primes see one set of seats, the held-out primes another with a
+    # different seat 0: its candidate is refused before the other seats are read
+    truth = [mpq(2 ** 61 + 5, 3 ** 40), *(mpq(1, 9) for _ in range(4))]
+    decoy = [mpq(2 ** 61 + 7, 3 ** 40), *truth[1:]]
+    primes = PRIMES[:12]
+    residues = [[int(v.numerator * invert(v.denominator, q) % q) for v in (decoy if i >= 9 else truth)]
+                for i, q in enumerate(primes)]
+    stream = ReconstructionStream(5, holdout=3, first_bits=10 ** 9)
+    stream.add(primes, residues)
+    candidate = stream.try_snapshot(stream.snapshot())
+    assert (candidate.values, candidate.rejected) == (None, 1)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int) -> None:
+    # the script reduces known fractions, feeds them through the store and the stream
+    # and exits non-zero unless the driver's fractions equal them
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_driver.py"
+    out = subprocess.run([sys.executable, str(script), "--scale", "0.0005", "--store",
+                          str(tmp_path / "s"), "--workers", str(workers)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    driver = doc["driver"]
+    assert driver["attempts"][-1]["found"] and not any(a["found"] for a in driver["attempts"][:-1])
+    assert driver["primes"] * 61 >= doc["bits"]
