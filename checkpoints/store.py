@@ -497,8 +497,10 @@ class RunStore:
                     if age > LOCK_GRACE:
                         self.backend.delete("LOCK")  # garbage, and no driver is writing it
                         continue
-                    raise StoreError(f"{self.url} is being locked by another solve right now; "
-                                     "try again in a few seconds") from None
+                    raise StoreError(f"{self.url} is being locked by another solve right now (its "
+                                     f"LOCK is {age:.0f} s old and not written yet); try again "
+                                     f"in {max(1.0, LOCK_GRACE - age):.0f} s: an unwritten LOCK "
+                                     f"is taken over after {LOCK_GRACE:.0f} s") from None
                 if holder["host"] == me["host"] and not pid_alive(holder["pid"]):
                     self.backend.delete("LOCK")  # stale: its driver is gone
                     continue
@@ -620,6 +622,17 @@ class RunStore:
         except OSError:
             return None
         return holder or None
+
+    def unwritten_lock_age(self) -> float | None:
+        """The age in seconds of a LOCK that holds no holder (a driver creating it, or
+        garbage; :meth:`acquire_lock` takes it over after :data:`LOCK_GRACE` seconds), or
+        None when there is no such LOCK."""
+        if self.locked_by() is not None:
+            return None
+        try:
+            return self.backend.age("LOCK")
+        except OSError:
+            return None
 
     def lease_left(self) -> float | None:
         """For a lease (object storage): seconds until the LOCK runs out unless renewed

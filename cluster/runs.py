@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.store import RunStore, pid_alive
+from ladders.checkpoints.store import LOCK_GRACE, RunStore, pid_alive
 from ladders.cluster import session
 from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
                                      cross_report, get_engine)
@@ -106,6 +106,10 @@ def status(path: str) -> dict[str, Any]:
         state = "running"
     elif lock:
         state = "interrupted (stale lock)"
+    elif (age := store.unwritten_lock_age()) is not None:
+        state = (f"starting (its LOCK is {age:.0f} s old and not written yet; taken over after "
+                 f"{LOCK_GRACE:.0f} s)" if age <= LOCK_GRACE else
+                 "interrupted (an unreadable LOCK, which the next resume takes over)")
     else:
         state = "interrupted" if done < total or not total else "finished, not verified"
     return {"store": store.url, "state": state, "engine": store.engine,

@@ -14,8 +14,10 @@ in this process while the workers compute, or after the work in a serial run.
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import random
+import re
 import shutil
 import tempfile
 import threading
@@ -60,13 +62,40 @@ def fresh_seed(request: SolveRequest) -> int:
     return request.seed if request.seed is not None else random.SystemRandom().randrange(1 << 32)
 
 
+#: A temporary store's folder: ``ladders-run-<pid of its driver>-<random>``.
+TEMPORARY = re.compile(r"ladders-run-(\d+)-[^/]*")
+
+
+def clear_abandoned(root: str | None = None) -> list[str]:
+    """Remove the temporary stores of drivers that are gone (killed with SIGKILL, their
+    machine rebooted: no ``finally`` ran) from ``root`` (the system's temporary folder);
+    return their paths. A folder whose process still runs stays."""
+    root = root or tempfile.gettempdir()
+    gone = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            match = TEMPORARY.fullmatch(entry.name)
+            if match is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                os.kill(int(match.group(1)), 0)
+            except ProcessLookupError:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                gone.append(entry.path)
+            except (PermissionError, OverflowError):
+                continue  # another user's process runs with that number, or no such pid
+    return gone
+
+
 @contextlib.contextmanager
 def store_place(checkpoint: str | None) -> Iterator[str]:
-    """``checkpoint``, or a temporary folder removed afterwards."""
+    """``checkpoint``, or a temporary folder removed afterwards (and those that drivers
+    killed before they could remove theirs left behind)."""
     if checkpoint:
         yield checkpoint
         return
-    tmp = tempfile.mkdtemp(prefix="ladders-run-")
+    clear_abandoned()
+    tmp = tempfile.mkdtemp(prefix=f"ladders-run-{os.getpid()}-")
     try:
         yield f"{tmp}/run"
     finally:

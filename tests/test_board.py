@@ -87,6 +87,9 @@ def test_bad_toml_boards(tmp_path) -> None:
         # the same pair twice: the second is at its own line, not the first's
         ('end = 20\njumps = [\n  [3, 9],\n  [5, 12],\n  [3, 9],\n]\n',
          r":5: square 3 has two jumps \(first at line 3\)"),
+        # tomllib recurses per '[' and Python refuses ints of more than 4,300 digits
+        ("end = 10\njumps = " + "[" * 10_000 + "]" * 10_000 + "\n", "nested too deeply"),
+        ("start = 0\nend = " + "9" * 5_000 + "\n", ":2: an integer of 5,000 digits"),
     ]
     for text, message in cases:
         path = tmp_path / "bad.toml"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 
 from click.testing import CliRunner
@@ -53,3 +54,16 @@ def test_plan_command() -> None:
     big = json.loads(CliRunner().invoke(cli, ["plan", "hasbro", "-k", "3", "--json"]).stdout)
     assert big["unknowns"] == math.comb(81 + 2, 3) and not big["lu_measured"]
     assert big["modular"]["lower_bound"] and big["crt"]["primes"] > 1000
+
+
+def test_plan_gives_one_digit_estimate_from_the_engine_that_runs() -> None:
+    # the headline digits were the race system's fit (108,108 for 3 players) beside the
+    # series row's 176,030; the answer has 175,755
+    result = CliRunner().invoke(cli, ["plan", "hasbro", "-k", "3"])
+    assert result.exit_code == 0, result.output
+    digits = {m.replace(",", "") for m in re.findall(r"~([\d,]+) digits|~([\d,]+) over", result.stdout)
+              for m in m if m}
+    assert digits == {"176030"}
+    data = json.loads(CliRunner().invoke(cli, ["plan", "hasbro", "-k", "3", "--json"]).stdout)
+    assert data["digits_estimate"] == data["series"]["digits_estimate"] == 176_030
+    assert data["digits_from"] == "series"

@@ -130,8 +130,13 @@ def test_garbage_or_foreign_locks_have_a_way_out(tmp_path) -> None:
     store = solved_store(tmp_path)
     (store / "COMPLETE.json").unlink()
     lock = store / "LOCK"
-    lock.write_text("")
+    lock.write_text("")  # fresh: a driver may be writing it; message and status agree
+    refused(ladders("resume", str(store)), "not written yet", "try again in", "after 10 s")
+    status = json.loads(ladders("status", str(store), "--json").stdout)
+    assert status["state"].startswith("starting") and "after 10 s" in status["state"]
     os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    status = json.loads(ladders("status", str(store), "--json").stdout)
+    assert status["state"] == "interrupted (an unreadable LOCK, which the next resume takes over)"
     assert ladders("resume", str(store)).returncode == 0  # an old garbage lock is taken over
     (store / "COMPLETE.json").unlink()
     lock.write_text(json.dumps({"pid": 1, "host": socket.gethostname() + "-elsewhere", "since": 0}))
@@ -384,3 +389,27 @@ def test_stats_prints_decimals_without_building_fractions() -> None:
     assert peak < 400_000  # KB of peak memory: 919 MB (and 19 s) before
     last = proc.stdout.strip().splitlines()[-1].split()
     assert last == ["20000", "0.0000000000", "0.9999999999"]
+
+
+def test_a_killed_run_without_checkpoint_leaves_nothing_for_long(tmp_path) -> None:
+    # SIGKILL runs no cleanup: the temporary store stays behind until the next run
+    # without --checkpoint clears the folders of drivers that are gone
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([*LADDERS, "solve", "hasbro", "-k", "3", "--executor", "serial"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            left = list(tmp_path.glob(f"ladders-run-{proc.pid}-*/run/manifest"))
+            if left:
+                break
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert left, "the run never created its temporary store"
+    alive = tmp_path / f"ladders-run-{os.getpid()}-mine"  # a running driver's: kept
+    alive.mkdir()
+    out = subprocess.run([*LADDERS, "solve", "tiny10", "-k", "3", "--executor", "serial"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name]

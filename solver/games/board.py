@@ -355,6 +355,17 @@ def parse_toml_board(text: str, source: str) -> Board:
         line = re.search(r"line (\d+)", str(exc))
         where = f"{source}:{line.group(1)}" if line else source
         raise BoardError(f"{where}: not valid TOML ({exc})") from None
+    except RecursionError:
+        # tomllib parses nested arrays recursively: thousands of '[' exhaust the stack
+        raise BoardError(f"{source}: arrays nested too deeply; a board needs two levels "
+                         "(jumps = [[from, to], ...])") from None
+    except ValueError:
+        # Python refuses to convert integers of more than 4,300 digits
+        long = re.search(rf"[0-9_]{{{_DIGITS + 1},}}", text)
+        at = text.count("\n", 0, long.start()) + 1 if long else None
+        digits = len(long.group().replace("_", "")) if long else 0
+        raise BoardError(f"{source}{f':{at}' if at else ''}: an integer of {digits:,} digits; "
+                         f"a board's numbers have at most {_DIGITS}") from None
     src_lines = text.splitlines()
 
     def line_of(pattern: str) -> int | None:
