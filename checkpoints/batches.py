@@ -27,6 +27,10 @@ class BatchState:
         """The state once batch ``k`` is committed with segment ``ref``."""
         return BatchState({**self.batches, k: ref})
 
+    def without(self, ks: set[int]) -> BatchState:
+        """The state with batches ``ks`` dropped (computed again by a later task)."""
+        return BatchState({k: ref for k, ref in self.batches.items() if k not in ks})
+
     def to_json(self) -> dict[str, Any]:
         return {"batches": {str(k): ref.to_json() for k, ref in sorted(self.batches.items())}}
 

@@ -6,7 +6,13 @@ class StoreError(RuntimeError):
 
 
 class SegmentError(RuntimeError):
-    """A segment is missing, damaged or does not match its manifest entry."""
+    """A segment is missing, damaged or does not match its manifest entry: ``reason``
+    says what is wrong with it; the message adds the way out for a whole store (an
+    engine whose segments are independent drops the one instead)."""
+
+    def __init__(self, reason: str, way_out: str = "") -> None:
+        super().__init__(f"{reason}; {way_out}" if way_out else reason)
+        self.reason = reason
 
 
 def damaged_store(root: object) -> str:

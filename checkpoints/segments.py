@@ -156,11 +156,11 @@ def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...]) -> di
         group = zarr.open_group(backend.zarr_store(ref.path, "r"), mode="r", zarr_format=3)
         arrays = {name: group[name][...] for name in names}
     except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
-        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc}); "
-                           f"{damaged_store(backend.url)}") from exc
+        raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})",
+                           damaged_store(backend.url)) from exc
     if digest_arrays(*arrays.values()) != ref.digest:
         raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
-                           f"(changed or damaged after it was committed); {damaged_store(backend.url)}")
+                           "(changed or damaged after it was committed)", damaged_store(backend.url))
     return arrays
 
 

@@ -101,23 +101,31 @@ def test_crt_on_a_dask_cluster_then_resume(tmp_path) -> None:
         resume(path)
 
 
-def test_a_damaged_batch_is_refused(tmp_path) -> None:
-    problem = Problem.build(EXAMPLES["hasbro20-2"].board, 2)
+@pytest.mark.parametrize("engine", ["crt", "series"])
+def test_a_damaged_batch_is_dropped_and_computed_again(tmp_path, capsys, engine: str) -> None:
+    # batches are independent: one bad segment costs that batch, not the store (resume
+    # said "cannot be resumed: start a new run" while verify said "resume it")
+    k = 2 if engine == "crt" else 3
+    problem = Problem.build(EXAMPLES["hasbro20-2"].board, k)
     path = tmp_path / "run"
     calls = {"n": 0}
 
     def stop_soon() -> bool:
         calls["n"] += 1
         return calls["n"] > 3
-    solve(problem, "crt", executor="serial", seed=4, batch_primes=1, checkpoint=str(path),
+    solve(problem, engine, executor="serial", seed=4, batch_primes=1, checkpoint=str(path),
           should_stop=stop_soon)
-    ref = next(iter(open_store(path).current().state.batches.values()))
-    chunk = path / ref.path / "residues" / "0.0.0"
+    batches = open_store(path).current().state.batches
+    k0, ref = min(batches.items())
+    chunk = next(p for p in (path / ref.path / "residues").iterdir() if p.name != "zarr.json")
     data = bytearray(chunk.read_bytes())
     data[-10] ^= 1
     chunk.write_bytes(bytes(data))
-    with pytest.raises(SegmentError):
-        resume(str(path))
+    out = resume(str(path))
+    assert f"1 damaged batch dropped, to be computed again (batch {k0}: segment {ref.path}" \
+        in capsys.readouterr().err
+    assert list(out.seats) == reference(problem)
+    assert open_store(path).current().state.batches[k0].path != ref.path
 
 
 def _finish(args: list[str]) -> dict:

@@ -109,11 +109,32 @@ class BatchWork(abc.ABC):
         self._sequence: Iterator[int] | None = None
 
     def start(self) -> None:
-        """Fold every batch the manifest lists, in batch order (a resumed run), then
-        try to conclude from them."""
-        for _k, ref in sorted(self.manifest.state.batches.items()):  # type: ignore[attr-defined]
-            self.fold(ref)
+        """Fold the committed batches (a resumed run), then try to conclude from them."""
+        self.fold_committed()
         self.done = self.conclude()
+
+    def fold_committed(self) -> None:
+        """Fold every batch the manifest lists, in batch order. Batches are independent:
+        one whose segment is damaged (a disk error, a file changed by hand) is dropped
+        from the manifest, said so on stderr, and computed again, instead of the whole
+        store being given up."""
+        from ladders.checkpoints.errors import SegmentError
+        damaged: dict[int, str] = {}
+        for k, ref in sorted(self.manifest.state.batches.items()):  # type: ignore[attr-defined]
+            try:
+                self.fold(ref)
+            except SegmentError as exc:
+                damaged[k] = exc.reason
+        if not damaged:
+            return
+        state = self.manifest.state.without(set(damaged))  # type: ignore[attr-defined]
+        new = self.manifest.next(state, 0.0, self.bits())
+        self.store.commit(new)
+        self.manifest = new
+        self.before = self.batches()
+        first = min(damaged)
+        click.echo(f"ladders: {len(damaged):,} damaged {'batch' if len(damaged) == 1 else 'batches'} "
+                   f"dropped, to be computed again (batch {first}: {damaged[first]})", err=True)
 
     @abc.abstractmethod
     def sequence(self) -> Iterator[int]:

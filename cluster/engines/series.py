@@ -72,8 +72,7 @@ class SeriesWork(BatchWork):
     def start(self) -> None:
         """Fold the committed batches; the first attempt comes from :meth:`finished`,
         once the loop runs (on a resumed cluster run, beside it)."""
-        for _k, ref in sorted(self.manifest.state.batches.items()):  # type: ignore[attr-defined]
-            self.fold(ref)
+        self.fold_committed()
 
     def attach(self, client: Any) -> None:
         super().attach(client)
