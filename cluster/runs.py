@@ -120,6 +120,21 @@ def status(path: str) -> dict[str, Any]:
             "store_bytes": store.size_bytes(), "lock": lock, "result": complete}
 
 
+def stored_solution(path: str) -> Solution:
+    """A finished run's answer as its solve returned it, from COMPLETE.json (whose
+    seats' digest is checked when it is read): what ``ladders resume STORE --output``
+    writes again."""
+    store, problem = open_run(path)
+    complete = store.completed()
+    if complete is None:
+        raise StoreError(f"{path} is not finished; continue it with 'ladders resume {path}'")
+    return Solution(problem=problem, seats=tuple(str_to_fraction(v) for v in complete["seats"]),
+                    verified=complete["verified"], engine=complete["engine"],
+                    executor=store.run.get("executor", "serial"),
+                    seconds=float(complete.get("seconds_total", 0.0)), store=store.url,
+                    store_bytes=store.size_bytes())
+
+
 def verify_stored(path: str, primes: int = 2, seed: int | None = None,
                   cross: bool | None = None) -> dict[str, Any]:
     """Re-check a finished run's answer from its store: bounds, modular primes, and the

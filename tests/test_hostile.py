@@ -413,3 +413,24 @@ def test_a_killed_run_without_checkpoint_leaves_nothing_for_long(tmp_path) -> No
                          env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a full disk)")
+def test_a_full_disk_names_the_file_and_keeps_the_answer(tmp_path) -> None:
+    # writes to /dev/full fail with ENOSPC: the message named no file, and the answer
+    # of the whole solve was lost with it
+    store = tmp_path / "run"
+    proc = ladders("solve", "tiny10", "-k", "3", "--checkpoint", str(store), "--json",
+                   "--output", "/dev/full")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "ladders: error: cannot write /dev/full (No space left on device); the answer is "
+        f"verified and it is kept in {store}: write it again with 'ladders resume {store} "
+        "--output /dev/full'")
+    seats = [s["exact"] for s in json.loads(proc.stdout)["seats"]]
+    again = ladders("resume", str(store), "--output", str(tmp_path / "h.json"))
+    assert again.returncode == 0, again.stderr
+    assert [s["exact"] for s in json.loads((tmp_path / "h.json").read_text())["seats"]] == seats
+    bare = ladders("solve", "tiny10", "-k", "3", "--json", "--output", "/dev/full")
+    assert bare.returncode == 1 and "every digit is printed above" in bare.stderr
+    assert [s["exact"] for s in json.loads(bare.stdout)["seats"]] == seats

@@ -38,7 +38,11 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
                            executor=executor or "auto")
     if output_path:
         check_output(output_path)  # before the work, not after it
-    unit = get_engine(RunStore.open(store).engine).unit
+    opened = RunStore.open(store)
+    if output_path and opened.completed():
+        from ladders.cluster.runs import stored_solution
+        return finish(stored_solution(store), as_json, output_path=output_path)
+    unit = get_engine(opened.engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
     return finish(solution, as_json, output_path=output_path, again=request.spec.flags())

@@ -142,12 +142,28 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     interrupted solve prints how to resume (``again``: the options of the cluster it
     ran on, see :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
     from ladders.checkpoints.outputs import write_solution, write_table
-    if table_path and solution.table is not None and solution.passed:
-        write_table(table_path, solution.table)  # before the report: its success is final
-        click.echo(f"table: {len(solution.table):,} values of P(a,b) written to {table_path}", err=True)
-    if output_path and solution.passed:
-        write_solution(output_path, solution)
-        click.echo(f"output: {len(solution.seats)} seats' fractions written to {output_path}", err=True)
+    from ladders.cluster.errors import EXIT_FAILED
+    target = None
+    try:
+        if table_path and solution.table is not None and solution.passed:
+            target = table_path
+            write_table(table_path, solution.table)  # before the report: its success is final
+            click.echo(f"table: {len(solution.table):,} values of P(a,b) written to {table_path}",
+                       err=True)
+        if output_path and solution.passed:
+            target = output_path
+            write_solution(output_path, solution)
+            click.echo(f"output: {len(solution.seats)} seats' fractions written to {output_path}",
+                       err=True)
+    except OSError as exc:
+        # a full disk, a folder gone: the answer of hours is not lost with the file
+        report(solution, as_json, True, again)
+        kept = (f"it is kept in {solution.store}: write it again with 'ladders resume "
+                f"{solution.store} --output {output_path or 'FILE'}'" if solution.store
+                else "every digit is printed above")
+        click.echo(f"ladders: error: cannot write {target} ({exc.strerror or exc}); the answer "
+                   f"is verified and {kept}", err=True)
+        return EXIT_FAILED
     return report(solution, as_json, exact, again)
 
 
