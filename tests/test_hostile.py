@@ -434,3 +434,34 @@ def test_a_full_disk_names_the_file_and_keeps_the_answer(tmp_path) -> None:
     bare = ladders("solve", "tiny10", "-k", "3", "--json", "--output", "/dev/full")
     assert bare.returncode == 1 and "every digit is printed above" in bare.stderr
     assert [s["exact"] for s in json.loads(bare.stdout)["seats"]] == seats
+
+
+def _read_only_namespace() -> list[str] | None:
+    """A command prefix that runs in a mount namespace where the project's folder and
+    the home are read-only (as in a read-only container), or None where this machine
+    cannot make one (not root, no unshare)."""
+    import shutil
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return None
+    root = Path(__file__).resolve().parent.parent
+    setup = (f"mount --bind {root} {root} && mount -o remount,bind,ro {root} && "
+             "mount -t tmpfs -o ro tmpfs /mnt && exec env HOME=/mnt/home \"$@\"")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", setup, "sh", "true"], capture_output=True)
+    return ["unshare", "-m", "sh", "-c", setup, "sh"] if probe.returncode == 0 else None
+
+
+@pytest.mark.slow  # numba compiles every kernel into the new folder: about 50 s
+def test_no_home_and_a_read_only_install_still_compile(tmp_path) -> None:
+    # numba found no cache folder it could write: "cannot cache function 'redc': no
+    # locator available", an internal error
+    prefix = _read_only_namespace()
+    if prefix is None:
+        pytest.skip("needs root and unshare to make the install read-only")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    proc = subprocess.run([*prefix, *LADDERS, "solve", "tiny10", "-k", "3", "--json"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["verified"]["passed"]
+    (cache,) = tmp_path.glob("ladders-numba-*")
+    assert cache.stat().st_mode & 0o777 == 0o700 and any(cache.iterdir())

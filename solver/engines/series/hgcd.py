@@ -42,9 +42,9 @@ tables of :func:`.polyarith.ntt_tables` and ``nmax`` (int64) the largest transfo
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, fold, mac192, minv, mmul,
                                                       mneg, msub, mul128, redc)
 from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup,

@@ -8,11 +8,12 @@ this module loads numba (about a second)."""
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from ladders.solver.engines.series.jit import nb
 
 # ----------------------------------------------------------------------------------
 # Word-size modular arithmetic (numba, Montgomery form, R = 2^64, odd p < 2^63)

@@ -5,9 +5,9 @@ All coefficients are in Montgomery form (:mod:`.montgomery`), low degree first."
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd, mdot_rev,
                                                       minv, mmul, mneg, msub, mul128)
 
