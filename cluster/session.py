@@ -136,27 +136,32 @@ class Checks(threading.Thread):
         except BaseException as exc:  # raised again in the driver's thread by result()
             self.error = exc
 
-    def result(self) -> Checks:
+    def result(self, should_stop: Callable[[], bool] = lambda: False) -> tuple[str | None, list[mpq] | None]:
+        """Wait for the checks (started now if they were not: a serial run); a stop
+        asked meanwhile (Ctrl-C, SIGTERM) skips the cross-check once the bounds are in:
+        the answer is there, and another engine's solve can take longer than the run.
+        Returns the cross-check's ``(skip reason, seats)``."""
         if self.ident is None:
-            self.run()  # never started (no cluster): compute now, in this thread
-        else:
-            self.join()
+            self.start()
+        while self.is_alive():
+            self.join(0.2)
+            if self.is_alive() and self.bounds is not None and should_stop():
+                return "stopped before it finished (Ctrl-C or SIGTERM)", None
         if self.error is not None:
             raise self.error
-        return self
+        return self.skip, self.cross_seats
 
-    def verify(self, answer: Answer) -> dict[str, Any]:
+    def verify(self, answer: Answer, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
         """The verification report of ``answer``: the bounds, the engine's certificate,
         the cross-check compared with ``==``, and the independent solve modulo a random
         prime (tier 2) only where neither a certificate nor a cross-check vouches for
         the answer."""
         from ladders.solver.checks.verify import cross_check, verify_answer
-        self.result()
+        skip, seats = self.result(should_stop)
         cross = None
         if self.cross is not None:
-            cross = cross_check(self.problem, answer.seats, self.cross,
-                                lambda _: self.cross_seats or [], self.skip)
-            if self.skip is None:
+            cross = cross_check(self.problem, answer.seats, self.cross, lambda _: seats or [], skip)
+            if skip is None:
                 cross["seconds"] = round(self.seconds["cross"], 3)
         vouched = answer.certificate is not None or (cross is not None and not cross.get("skipped"))
         digits, _ = self.engine.bounds_digits(self.problem)
@@ -209,7 +214,8 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
         if executor == "serial":
             interrupted = run_serial(work, should_stop, report)
             stages["solve"] = time.perf_counter() - t0
-            answered = None if interrupted else _answer(engine, work, problem, request, checks, stages)
+            answered = None if interrupted else _answer(engine, work, problem, request, checks, stages,
+                                                        should_stop)
         else:
             assert store is not None, "a Dask run keeps a store"
             spec = request.spec
@@ -226,7 +232,7 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
                 stages["solve"] = time.perf_counter() - t0
                 cluster.release()  # the cluster closes while this process verifies
                 answered = None if interrupted else _answer(engine, work, problem, request, checks,
-                                                            stages)
+                                                            stages, should_stop)
         ran, total = work.tally()
         # a temporary store (no --checkpoint) is gone with this call: nothing to resume
         kept = store is not None and (resumed or bool(request.checkpoint))
@@ -249,11 +255,11 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
 
 
 def _answer(engine: Engine, work: Any, problem: Problem, request: SolveRequest, checks: Checks,
-            stages: dict[str, float]) -> tuple[Answer, dict[str, Any]]:
+            stages: dict[str, float], should_stop: Callable[[], bool]) -> tuple[Answer, dict[str, Any]]:
     """The finished work's answer (the engine reads it) and its verification report."""
     answer = engine.answer(work, problem, request)
     t0 = time.perf_counter()
-    verified = checks.verify(answer)
+    verified = checks.verify(answer, should_stop)
     stages["verify"] = time.perf_counter() - t0
     return answer, verified
 

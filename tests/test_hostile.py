@@ -453,7 +453,7 @@ def _read_only_namespace() -> list[str] | None:
 @pytest.mark.slow  # numba compiles every kernel into the new folder: about 50 s
 def test_no_home_and_a_read_only_install_still_compile(tmp_path) -> None:
     # numba found no cache folder it could write: "cannot cache function 'redc': no
-    # locator available", an internal error
+    # locator available", an internal error; and a fresh cache compiles, which is said
     prefix = _read_only_namespace()
     if prefix is None:
         pytest.skip("needs root and unshare to make the install read-only")
@@ -465,3 +465,8 @@ def test_no_home_and_a_read_only_install_still_compile(tmp_path) -> None:
     assert json.loads(proc.stdout)["verified"]["passed"]
     (cache,) = tmp_path.glob("ladders-numba-*")
     assert cache.stat().st_mode & 0o777 == 0o700 and any(cache.iterdir())
+    # the compile was said (issue 27 item 4: 79 s of silence), and only the first time
+    assert "compiling the series kernels first (once" in proc.stderr
+    again = subprocess.run([*prefix, *LADDERS, "solve", "tiny10", "-k", "3"],
+                           capture_output=True, text=True, timeout=600, env=env)
+    assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr

@@ -173,3 +173,25 @@ def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
     resumed = finish(["resume", str(store)])
     assert [x["exact"] for x in resumed["seats"]] == whole and resumed["details"]["resumed_from_step"] >= at_kill
     assert len(list((store / "lift").iterdir())) == 1  # leftovers of the killed run are gone
+
+
+def test_a_stop_during_the_final_checks_skips_the_cross_check() -> None:
+    # issue 27 item 4: Ctrl-C after the work went unheard for the 40 s of the other
+    # engine's solve. The serial loop asks once before its one batch; from the next
+    # question on (the checks) the answer is "stop": the cross-check is skipped, the
+    # answer stands, verified by its own confirmation and the bounds
+    from ladders.cluster.runs import solve
+    from ladders.solver.games.board import preset_board
+    from ladders.solver.problem import Problem
+    asked = []
+
+    def stop_after_the_work() -> bool:
+        asked.append(1)
+        return len(asked) > 1
+    out = solve(Problem.build(preset_board("tiny10"), 5), executor="serial",
+                should_stop=stop_after_the_work)
+    assert not out.interrupted and out.passed and len(out.seats) == 5
+    cross = out.verified["cross"]
+    assert cross["skipped"] and cross["reason"] == "stopped before it finished (Ctrl-C or SIGTERM)"
+    assert out.verified["certificate"]["check"] == "confirmation"
+    assert out.verified["certificate"]["passed"] and out.verified["bounds"]["passed"]

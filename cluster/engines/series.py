@@ -18,6 +18,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from ladders.cluster.engines import (Answer, Engine, PlanRow, SolveRequest, get_engine,
                                      human_seconds)
 from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, batch_option
@@ -314,6 +316,10 @@ class SeriesEngine(PrimeBatchEngine):
                   progress: Progress | None, should_stop: Callable[[], bool]) -> Any:
         if problem.players == 2:
             return TwoPlayers(problem, request.table)
+        from ladders.solver.engines.series.kernels import compiled
+        if not compiled():
+            click.echo("ladders: compiling the series kernels first (once for this install, "
+                       "about a minute; Ctrl-C twice stops it)", err=True)
         return super().open_work(store, problem, request, progress, should_stop)
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:

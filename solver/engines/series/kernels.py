@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -279,6 +280,18 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
 def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - compiled
     for i in range(primes.size):
         valid[i] = _one_prime(primes[i], omegas[i], adicities[i], x, res[i])
+
+
+def compiled() -> bool:
+    """Whether the batch kernel is in numba's cache already: if not, the first batch
+    compiles every kernel first (about 45 s on a fresh install, once), which a driver
+    says before it starts. True when the cache cannot be asked (numba's layout is its
+    own), so that nothing is claimed that may not happen."""
+    try:
+        index = _batch._cache._cache_file._index_path
+    except AttributeError:
+        return True
+    return os.path.exists(index)
 
 
 # ----------------------------------------------------------------------------------
