@@ -17,6 +17,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import click
+
 from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.errors import ClusterError
 
@@ -154,15 +156,36 @@ class WorkerWatch:
     memory, killed, its machine gone) and the scheduler then holds the tasks forever."""
 
     EVERY_S = 5.0
+    #: Seconds between two looks at which workers there are (to say who left).
+    ROLL_S = 1.0
 
-    def __init__(self, client: Any, limit: float) -> None:
-        self.client, self.limit = client, limit
-        self.last_seen = self.last_check = time.monotonic()
+    def __init__(self, client: Any, limit: float,
+                 stopping: Callable[[], bool] = lambda: False) -> None:
+        self.client, self.limit, self.stopping = client, limit, stopping
+        self.last_seen = self.last_check = self.last_roll = time.monotonic()
         # a limit shorter than the usual interval is checked often enough to be honoured
         self.every = min(self.EVERY_S, limit / 2)
+        self.workers = set(client.nthreads())
+
+    def roll(self) -> None:
+        """Say on stderr which workers left since the last look (killed, out of memory,
+        their machine gone): Dask runs their tasks again elsewhere, and only the
+        scheduler's log said so. A worker that a nanny restarted has a new address.
+        Nothing is said once the run is stopping: a stop signal to the process group
+        ends a local cluster's workers too."""
+        now = time.monotonic()
+        if now - self.last_roll < self.ROLL_S or self.stopping():
+            return
+        self.last_roll = now
+        workers = set(self.client.nthreads())
+        for gone in sorted(self.workers - workers):
+            click.echo(f"ladders: worker {gone} left the cluster ({len(workers)} now); its "
+                       "tasks run again on the others", err=True)
+        self.workers = workers
 
     def check(self) -> None:
         """Raises :class:`ClusterError` once no worker was seen for ``limit`` seconds."""
+        self.roll()
         now = time.monotonic()
         if now - self.last_check < self.every:
             return
@@ -198,7 +221,7 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
     from distributed import wait
 
     in_flight: dict[Any, Item] = {}
-    watch = WorkerWatch(client, no_worker_limit)
+    watch = WorkerWatch(client, no_worker_limit, should_stop)
     work.attach(client)
 
     def submit() -> None:
@@ -231,6 +254,7 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
             # already, and if this driver dies before committing they are simply redone
             submit()
             work.commit()
+            watch.check()
             progress()
         return False
     finally:
