@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ladders.cluster.errors import ClusterError
@@ -203,6 +204,50 @@ def check_workers(client: Any, root: str, modules: tuple[str, ...] = (), timeout
                "filesystem), or put the store on object storage (s3://...)")
         raise ClusterError(f"worker {worker} cannot use the store {root}: {answer['error']}; {fix}")
     return len(answers)
+
+
+def check_main_guard() -> None:
+    """Refuse, before any work, a local cluster started from a plain script's top level.
+
+    A local cluster's worker processes are started by ``spawn``, which imports the
+    parent's ``__main__`` script again in each of them: a script that calls
+    ``ladders.solve`` at its top level, outside ``if __name__ == "__main__":``, would
+    run again in every worker (its output three times, then pages of "Nanny failed to
+    start"). The call's line is looked up in the script's syntax tree.
+    """
+    import ast
+    import sys
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or not os.path.isfile(path):
+        return  # an interactive session, python -c, a notebook: nothing is imported again
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals is not main.__dict__:
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_name != "<module>":
+        return  # called from a function: guarded or not, the import does not call it
+    line = frame.f_lineno
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in tree.body:
+        if isinstance(node, ast.If) and _is_main_test(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return
+    raise ValueError(f"{path}:{line}: a local Dask cluster's workers import this script again "
+                     "and would run this call too: put it under 'if __name__ == \"__main__\":' "
+                     "(or solve with executor='serial')")
+
+
+def _is_main_test(test: Any) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    import ast
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
 
 
 class ClusterStart:

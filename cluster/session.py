@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.connect import ClusterStart, connect_checked
+from ladders.cluster.connect import ClusterStart, check_main_guard, connect_checked
 from ladders.cluster.engines import Answer, Engine, Progress, SolveRequest
 from ladders.cluster.loops import run_dask, run_serial
 from ladders.solver.result import Solution
@@ -177,6 +177,8 @@ def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Pro
     """A new run of ``engine`` on ``problem`` (``started``: the caller's clock at the
     start, so that ``seconds`` is the whole call's wall time)."""
     executor = engine.pick_executor(problem, request)
+    if executor == "dask" and not request.spec.remote:
+        check_main_guard()
     if not engine.keeps_store(problem, request, executor):
         return _drive(engine, problem, request, None, executor, progress, should_stop, started, {})
     with store_place(request.checkpoint) as where:
@@ -192,6 +194,8 @@ def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequ
     """Continue a stored run, on the executor it was started with unless the request
     names another."""
     executor = request.executor if request.executor != "auto" else store.run["executor"]
+    if executor == "dask" and not request.spec.remote:
+        check_main_guard()
     return _drive(engine, problem, request, store, executor, progress, should_stop, started, {},
                   resumed=True)
 

@@ -470,3 +470,23 @@ def test_no_home_and_a_read_only_install_still_compile(tmp_path) -> None:
     again = subprocess.run([*prefix, *LADDERS, "solve", "tiny10", "-k", "3"],
                            capture_output=True, text=True, timeout=600, env=env)
     assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
+
+
+def test_a_plain_script_gets_one_line_that_shows_the_guard(tmp_path) -> None:
+    # spawned workers import the script again: unguarded, it ran three times and ended
+    # in pages of "Nanny failed to start"
+    call = ('ladders.solve("tiny10", players=3, executor="dask", '
+            'spec=ladders.ClusterSpec(workers=1)).passed')
+    (tmp_path / "plain.py").write_text(f"import ladders\nprint({call})\n")
+    (tmp_path / "guarded.py").write_text(
+        f"import ladders\n\nif __name__ == '__main__':\n    print({call})\n")
+    plain = subprocess.run([sys.executable, "plain.py"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300)
+    assert plain.returncode == 1 and plain.stdout == "" and "Nanny" not in plain.stderr
+    assert plain.stderr.strip().splitlines()[-1] == (
+        f"ValueError: {tmp_path / 'plain.py'}:2: a local Dask cluster's workers import this "
+        "script again and would run this call too: put it under 'if __name__ == \"__main__\":' "
+        "(or solve with executor='serial')")
+    guarded = subprocess.run([sys.executable, "guarded.py"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300)
+    assert guarded.returncode == 0 and guarded.stdout == "True\n", guarded.stderr[-2000:]
