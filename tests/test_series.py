@@ -58,6 +58,29 @@ def test_four_players_match_reference(board, seed):
     assert sum(seats, mpq(0)) == 1
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(board=boards(max_end=5), players=st.sampled_from([5, 6]), seed=st.integers(0, 2 ** 32))
+def test_five_and_six_players_match_reference(board, players, seed):
+    chain = build_chain(board)
+    seats = series.k_player_exact(chain, players, seed)
+    assert seats == oracle(chain, players)
+
+
+@pytest.mark.parametrize("players", [5, 6])
+def test_five_and_six_players_end_to_end_equal_the_elimination_engine(tmp_path, players):
+    # the run's whole path (store, batches, the grouped CRT, the stream's attempts,
+    # the checks) against the other route: squares^k unknowns eliminated exactly
+    from ladders.cluster.runs import solve
+    from ladders.solver.problem import Problem
+    problem = Problem.build(truncated("hasbro", 6), players)
+    series_run = solve(problem, "series", executor="serial", checkpoint=str(tmp_path / "s"),
+                       batch_primes=8, seed=players)
+    other = solve(problem, "elimination", executor="serial")
+    assert series_run.passed and other.passed
+    assert series_run.seats == other.seats and sum(series_run.seats, mpq(0)) == 1
+    assert series_run.details["batches"] > 1
+
+
 @pytest.mark.parametrize("rule", ["stay", "bounce", "pass"])
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_every_rule_and_player_count(rule, players):
