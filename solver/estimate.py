@@ -165,10 +165,12 @@ def crt_seconds(size: RaceSize, factor_seconds: float, workers: int) -> float:
     return size.primes * factor_seconds / workers
 
 
-#: Bits of a word prime of the series engine, and how far the reconstruction's growing
-#: attempts overshoot the primes needed (the ratio of two attempts).
-SERIES_PRIME_BITS = 62
-SERIES_OVERSHOOT = 1.12
+#: Bits a word prime of the series engine adds to the modulus (log2 of a prime of
+#: [2^61, 2^62) is 61.5 on average), and how far the reconstruction's attempts overshoot
+#: the primes needed: the first near attempt comes at 1.002 times the fitted size, the
+#: next 2 % later (:func:`~ladders.solver.engines.series.run_stream`).
+SERIES_PRIME_BITS = 61.5
+SERIES_OVERSHOOT = 1.02
 
 
 #: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
