@@ -88,7 +88,8 @@ def bounds(board: str | Board, players: int = 2, moves: int | None = None,
 
 def stats(board: str | Board) -> OnePlayerStats:
     """One player's exact answers: ``expected_length`` (L), ``variance``,
-    ``expected_remaining`` (E(s)) and ``min_throws`` (D(s)) for every square."""
+    ``expected_remaining`` (E(s)) and ``min_throws`` (D(s)) for every square. The
+    first three are exact fractions (gmpy2 ``mpq``): ``float(...)`` for a float."""
     from ladders.solver.games.chain import build_chain, one_player_stats
     return one_player_stats(build_chain(load_board(board)))
 

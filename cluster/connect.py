@@ -27,7 +27,15 @@ from ladders.cluster.errors import ClusterError
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """Where to run: a scheduler address or file, else a local cluster of ``workers``."""
+    """Where to run: a scheduler address or file, else a local cluster of ``workers``.
+
+    ``scheduler``: a running Dask scheduler's address (``tcp://host:8786``);
+    ``scheduler_file``: the file ``dask scheduler --scheduler-file`` wrote (SLURM,
+    dask-jobqueue); neither: a local cluster of ``workers`` processes (default: one per
+    core). ``connect_timeout``: seconds to reach the scheduler; ``no_worker_limit``:
+    seconds without any worker before a run stops with an error (its committed work is
+    safe). ``ladders.solve(..., spec=ClusterSpec(scheduler="tcp://10.0.0.5:8786"))``.
+    """
 
     scheduler: str | None = None
     scheduler_file: str | None = None
@@ -37,6 +45,7 @@ class ClusterSpec:
 
     @property
     def remote(self) -> bool:
+        """Whether the cluster is reached (a scheduler), not started here."""
         return bool(self.scheduler or self.scheduler_file)
 
     def record(self) -> dict[str, Any]:
@@ -62,6 +71,7 @@ class ClusterSpec:
                        for key, value in rec.items())
 
     def describe(self) -> str:
+        """Where the run goes, in words (for the progress line)."""
         if self.scheduler:
             return f"scheduler {self.scheduler}"
         if self.scheduler_file:
