@@ -263,7 +263,9 @@ def hasbro_cut(tmp_path: Path, end: int) -> Path:
 def stop_modular_while_factoring(board: Path, store: Path) -> None:
     """Start a modular solve of ``board`` with 3 players into ``store`` and SIGTERM it
     2 s after it says what it solves: during the factorization (about 9 s on hasbro
-    cut at 49). It must stop within seconds, exit 75 and leave a resumable store.
+    cut at 49, 100 s at 63). It must stop, exit 75 and leave a resumable store; the
+    wait for it is a hang guard of 60 s, not a clock assertion (on hasbro cut at 63 a
+    stop that waited for the factorization to end would exceed it).
 
     The signal comes as ``timeout``, scancel and Kubernetes send it: to the process,
     then to its whole group. The second one, while the driver was stopping, ended it
@@ -278,14 +280,12 @@ def stop_modular_while_factoring(board: Path, store: Path) -> None:
     assert "modular engine" in first, first
     time.sleep(2)
     proc.send_signal(15)
-    t_sig = time.monotonic()
     said = proc.stderr.readline()
     while said and "stopping after the work in flight" not in said:  # progress lines first
         said = proc.stderr.readline()
     assert said, "the driver never said it was stopping"
     os.killpg(proc.pid, 15)
     _, err = proc.communicate(timeout=60)
-    assert time.monotonic() - t_sig < 5, err
     assert proc.returncode == EXIT_INTERRUPTED, err[-1000:]
     assert not (store / "LOCK").exists()
     assert f"ladders resume {store}" in err and "Traceback" not in err
@@ -293,8 +293,8 @@ def stop_modular_while_factoring(board: Path, store: Path) -> None:
     assert status["state"] == "interrupted" and status["steps"] == 0
 
 
-def test_sigterm_during_the_modular_factorization_stops_within_seconds(tmp_path) -> None:
-    stop_modular_while_factoring(hasbro_cut(tmp_path, 49), tmp_path / "run")
+def test_sigterm_during_the_modular_factorization_stops_it(tmp_path) -> None:
+    stop_modular_while_factoring(hasbro_cut(tmp_path, 63), tmp_path / "run")
 
 
 @pytest.mark.slow

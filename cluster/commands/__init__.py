@@ -125,6 +125,8 @@ class interruptible:
     def __exit__(self, *exc: Any) -> None:
         import signal
         for sig, old in self.old.items():
+            if sig == signal.SIGTERM and self.flag:
+                continue  # stopping: the group's SIGTERM may still come (exit 75, not -15)
             signal.signal(sig, old)
 
 
