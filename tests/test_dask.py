@@ -254,8 +254,12 @@ def test_the_resume_hint_names_the_cluster_the_run_was_on(tmp_path) -> None:
         except (StoreError, OSError):
             pass
         time.sleep(0.1)
+    # as 'timeout -s INT' sends it: to the process, then to its whole group (the second
+    # copy, taken for a second Ctrl-C, ended the driver with the LOCK held)
     proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 75 and not (store / "LOCK").exists(), err[-1000:]
     assert f"Resume with: ladders resume {store} --workers 1" in err, err[-1000:]
     assert json.loads((store / "run.json").read_text())["cluster"] == {"workers": 1}
     spec = ClusterSpec(scheduler="tls://ann:secret@10.0.0.5:8786")

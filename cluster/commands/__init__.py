@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from typing import Any
 
@@ -103,24 +104,43 @@ class interruptible:
     submitting, keeps its committed manifest, and the command exits with
     ``EXIT_INTERRUPTED``. A second Ctrl-C ends the process at once (the signal's default
     action, which works even inside a compiled kernel); a store it leaves is resumed
-    from its last commit. Further SIGTERMs are the same request: ``timeout``, SLURM's
-    scancel and Kubernetes signal the process and its whole group, so the driver gets
-    one directly and one through the group (a second one that ended the process left
-    the store's LOCK behind); their way to end a process at once is SIGKILL."""
+    from its last commit. Signals sent to the whole process group arrive twice, once
+    directly and once through the group (``timeout``, SLURM's scancel, Kubernetes, a
+    second one that ended the process left the store's LOCK behind): further SIGTERMs
+    are the same request (their way to end a process at once is SIGKILL), and a second
+    SIGINT counts only from :data:`GROUP_SECONDS` after the first (no hand presses
+    Ctrl-C twice within that)."""
+
+    #: Seconds after the first SIGINT in which another is the same signal sent to the group.
+    GROUP_SECONDS = 0.5
 
     def __enter__(self) -> Any:
         import signal
         self.flag = False
+        self.armed = False
+        self.when = 0.0
         self.old: dict[int, Any] = {}
 
         def handler(signum: int, frame: Any) -> None:
+            if self.flag:
+                return  # the same request, through the group
             self.flag = True
+            self.when = time.monotonic()
             click.echo("ladders: stopping after the work in flight (again to stop at once)", err=True)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, handler)
-        return lambda: self.flag
+
+        def should_stop() -> bool:
+            # after the group's copies have come, a second Ctrl-C ends the process at
+            # once (signal handlers can be set from the main thread only)
+            if (self.flag and not self.armed and time.monotonic() - self.when > self.GROUP_SECONDS
+                    and threading.current_thread() is threading.main_thread()):
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                self.armed = True
+            return self.flag
+        return should_stop
 
     def __exit__(self, *exc: Any) -> None:
         import signal
