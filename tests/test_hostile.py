@@ -490,3 +490,18 @@ def test_a_plain_script_gets_one_line_that_shows_the_guard(tmp_path) -> None:
     guarded = subprocess.run([sys.executable, "guarded.py"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=300)
     assert guarded.returncode == 0 and guarded.stdout == "True\n", guarded.stderr[-2000:]
+
+
+@pytest.mark.parametrize("call", [
+    lambda ladders: ladders.bounds("tiny10", moves=10 ** 9),
+    lambda ladders: ladders.bounds("tiny10", digits=10 ** 6),
+    lambda ladders: ladders.bounds("tiny10", moves=2.5),
+    lambda ladders: ladders.solve("tiny10", players=2.0),
+    lambda ladders: ladders.solve("tiny10", players="3"),
+])
+def test_the_api_refuses_what_the_command_line_refuses(call) -> None:
+    # issue 27 item 15: these ran for minutes or raised bare TypeErrors; one ValueError
+    # each, from the checks the command line uses, before any work
+    import ladders
+    with pytest.raises(ValueError):
+        call(ladders)

@@ -65,7 +65,7 @@ def test_seat_zero_is_checked_at_the_held_out_primes_first() -> None:
     assert (candidate.values, candidate.rejected) == (None, 1)
 
 
-@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("workers", [0, pytest.param(2, marks=pytest.mark.slow)])
 def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int) -> None:
     # the script reduces known fractions, feeds them through the store and the stream
     # and exits non-zero unless the driver's fractions equal them
