@@ -429,10 +429,10 @@ class ReconstructionStream:
         return (self.values is None and self.bits >= self.next_bits
                 and self._count > self.holdout)
 
-    def snapshot(self) -> tuple[list[tuple[np.ndarray, np.ndarray, Any]], int]:
-        """The batches so far (their arrays are never changed) and their bits: what an
-        attempt beside the loop works from while batches keep arriving."""
-        return list(self._chunks), self.bits
+    def snapshot(self) -> list[tuple[np.ndarray, np.ndarray, Any]]:
+        """The batches so far (their arrays are never changed): what an attempt beside
+        the loop works from while batches keep arriving."""
+        return list(self._chunks)
 
     def record(self, candidate: Candidate) -> None:
         """Take an attempt's outcome: the values, or the next size to try."""
@@ -473,12 +473,11 @@ class ReconstructionStream:
                 parts, size = [], 0
         return groups
 
-    def try_snapshot(self, snapshot: tuple[list[tuple[np.ndarray, np.ndarray, Any]], int]) -> Candidate:
-        """One attempt at the batches of ``snapshot`` (changes nothing here). The checks
-        run on the integers ``N_j`` over the common ``D`` (no gcd of numbers of millions
+    def try_snapshot(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]]) -> Candidate:
+        """One attempt at the batches of a :meth:`snapshot` (changes nothing here).
+        The checks run on the integers ``N_j`` over the common ``D`` (no gcd of numbers of millions
         of digits); only a confirmed candidate is reduced to lowest terms."""
         t0 = time.perf_counter()
-        chunks, _ = snapshot
         total = sum(len(p) for p, _, _ in chunks)
         build = total - self.holdout
         xs, m = crt_grouped(self._groups(chunks, build), self.mapper)
