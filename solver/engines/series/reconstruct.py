@@ -475,8 +475,8 @@ class ReconstructionStream:
 
     def try_snapshot(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]]) -> Candidate:
         """One attempt at the batches of a :meth:`snapshot` (changes nothing here).
-        The checks run on the integers ``N_j`` over the common ``D`` (no gcd of numbers of millions
-        of digits); only a confirmed candidate is reduced to lowest terms."""
+        The checks run on the integers ``N_j`` over the common ``D`` (no gcd of numbers
+        of millions of digits); only a confirmed candidate is reduced to lowest terms."""
         t0 = time.perf_counter()
         total = sum(len(p) for p, _, _ in chunks)
         build = total - self.holdout
