@@ -76,7 +76,8 @@ class ClusterSpec:
             return f"scheduler {self.scheduler}"
         if self.scheduler_file:
             return f"scheduler file {self.scheduler_file}"
-        return f"local cluster of {self.workers or os.cpu_count()} worker processes"
+        count = self.workers or os.cpu_count() or 1
+        return f"a local cluster of {count} worker process{'' if count == 1 else 'es'}"
 
 
 @contextlib.contextmanager

@@ -67,14 +67,33 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
     return store, problem
 
 
+def on_recorded_cluster(store: RunStore, request: SolveRequest) -> SolveRequest:
+    """``request`` with the cluster recorded in the run's run.json when it names none (no
+    scheduler, scheduler file or number of workers): a resume goes where the run went,
+    as the hint printed at its interruption says."""
+    spec = request.spec
+    recorded = store.run.get("cluster") or {}
+    if spec.remote or spec.workers or not recorded:
+        return request
+    kinds = {"scheduler": str, "scheduler_file": str, "workers": int}
+    if not (isinstance(recorded, dict) and all(
+            key in kinds and isinstance(value, kinds[key]) and not isinstance(value, bool)
+            for key, value in recorded.items()) and recorded.get("workers", 1) > 0):
+        raise StoreError(f"{store.url}/run.json: its \"cluster\" ({recorded!r}) is not what a run "
+                         "records; name the cluster with --scheduler, --scheduler-file or --workers")
+    return replace(request, spec=replace(spec, **recorded))
+
+
 def resume(path: str, request: SolveRequest | None = None, *, progress: Progress | None = None,
            should_stop: Callable[[], bool] = lambda: False, started: float | None = None,
            **options: Any) -> Solution:
     """Continue a stored run from its last committed manifest (``request`` or its fields
-    as keywords: where to run, ``spec=`` and ``executor=``)."""
+    as keywords: where to run, ``spec=`` and ``executor=``; without a cluster, the one
+    recorded in run.json: :func:`on_recorded_cluster`)."""
     started = time.perf_counter() if started is None else started
     request = request or SolveRequest.build(**options)
     store, problem = open_run(path)
+    request = on_recorded_cluster(store, request)
     mine, theirs = versions(), store.run.get("versions", {})
     if mine.get("ladders") != theirs.get("ladders") or mine.get("gmpy2") != theirs.get("gmpy2"):
         raise StoreError(f"{path} was written by ladders {theirs.get('ladders')} / gmpy2 "

@@ -101,7 +101,7 @@ def test_crt_on_a_dask_cluster_then_resume(tmp_path) -> None:
         resume(path)
 
 
-@pytest.mark.parametrize("engine", ["crt", "series"])
+@pytest.mark.parametrize("engine", ["crt", pytest.param("series", marks=pytest.mark.slow)])  # series: 11 s
 def test_a_damaged_batch_is_dropped_and_computed_again(tmp_path, capsys, engine: str) -> None:
     # batches are independent: one bad segment costs that batch, not the store (resume
     # said "cannot be resumed: start a new run" while verify said "resume it")

@@ -24,7 +24,7 @@ from ladders.cluster.errors import ClusterError
 from ladders.cluster.engines.elimination import WORKER_MODULES
 from ladders.cluster.connect import ClusterSpec, check_workers
 from ladders.cluster.loops import WorkerWatch
-from ladders.cluster.runs import resume, solve
+from ladders.cluster.runs import on_recorded_cluster, resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
 
@@ -105,6 +105,23 @@ def test_a_worker_killed_mid_task_does_not_break_the_run(cluster, tmp_path, capf
     # may have started its replacement already)
     err = capfd.readouterr().err
     assert "left the cluster (" in err and "now); its tasks run again on the others" in err
+
+
+def test_a_resume_without_a_cluster_takes_the_recorded_one(tmp_path) -> None:
+    from ladders.cluster.engines import SolveRequest
+    problem = Problem.build(EXAMPLES["tiny10-2"].board, 2)
+    solve(problem, "elimination", checkpoint=str(tmp_path / "run"), executor="serial")
+    store = RunStore.open(tmp_path / "run")
+    store.run["cluster"] = {"scheduler_file": "/shared/s.json", "workers": 4}
+    bare = SolveRequest()
+    assert on_recorded_cluster(store, bare).spec == ClusterSpec(scheduler_file="/shared/s.json",
+                                                                workers=4)
+    asked = SolveRequest(spec=ClusterSpec(workers=2))      # options given win
+    assert on_recorded_cluster(store, asked) is asked
+    for bad in ("tcp://10.0.0.5:8786", {"workers": 0}, {"workers": True}, {"host": "x"}):
+        store.run["cluster"] = bad
+        with pytest.raises(StoreError, match=r"run.json: its \"cluster\" .* --scheduler-file"):
+            on_recorded_cluster(store, bare)
 
 
 def test_second_solve_on_a_locked_store_is_refused(tmp_path) -> None:
@@ -262,6 +279,12 @@ def test_the_resume_hint_names_the_cluster_the_run_was_on(tmp_path) -> None:
     assert proc.returncode == 75 and not (store / "LOCK").exists(), err[-1000:]
     assert f"Resume with: ladders resume {store} --workers 1" in err, err[-1000:]
     assert json.loads((store / "run.json").read_text())["cluster"] == {"workers": 1}
+    # the hint's own options are also what a bare resume uses: the recorded cluster
+    done = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", "resume", str(store)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert ("resuming on the cluster the run was started on (a local cluster of 1 worker "
+            "process, from its run.json)") in done.stderr
     spec = ClusterSpec(scheduler="tls://ann:secret@10.0.0.5:8786")
     assert spec.record() == {"scheduler": "tls://10.0.0.5:8786"}
     assert spec.flags() == " --scheduler tls://10.0.0.5:8786"

@@ -293,6 +293,7 @@ def stop_modular_while_factoring(board: Path, store: Path) -> None:
     assert status["state"] == "interrupted" and status["steps"] == 0
 
 
+@pytest.mark.slow  # 11 s
 def test_sigterm_during_the_modular_factorization_stops_it(tmp_path) -> None:
     stop_modular_while_factoring(hasbro_cut(tmp_path, 63), tmp_path / "run")
 

@@ -222,6 +222,7 @@ def _dask(env: dict[str, str], cwd: str, *args: str) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, env=env, cwd=cwd)
 
 
+@pytest.mark.slow  # 31 s; test_a_local_cluster_solve_with_its_store_on_s3 stays in the default suite
 def test_remote_workers_with_no_shared_folder_kill_9_resume_verify(s3, tmp_path: Path) -> None:
     """A scheduler and two workers in a folder of their own (no path to the driver's
     files); a 3-player series run on them with its store on S3, killed with SIGKILL

@@ -133,6 +133,7 @@ def test_kill_9_soak_on_a_dask_cluster(tmp_path, seed: int) -> None:
     kill_and_resume(tmp_path, board_file(tmp_path, 50), "dask", seed=seed, extra=["--workers", "2"])
 
 
+@pytest.mark.slow  # 12 s
 def test_modular_engine_stops_and_resumes_its_lifting(tmp_path) -> None:
     from ladders.cluster.runs import solve
     from ladders.solver.exact import fraction_to_str

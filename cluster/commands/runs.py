@@ -25,6 +25,9 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
            executor: str | None, output_path: str | None, as_json: bool) -> int:
     """Continue an interrupted solve from its last committed manifest.
 
+    Without --scheduler, --scheduler-file or --workers it runs on the cluster the run
+    was started on (recorded in the store's run.json); the executor is the run's too.
+
     \b
     Examples:
       ladders resume runs/hasbro --workers 2
@@ -32,7 +35,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     """
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import SolveRequest, get_engine
-    from ladders.cluster.runs import resume as run_resume
+    from ladders.cluster.runs import on_recorded_cluster, resume as run_resume
     t_start = time.perf_counter()
     request = SolveRequest(spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor or "auto")
@@ -42,6 +45,12 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     if output_path and opened.completed():
         from ladders.cluster.runs import stored_solution
         return finish(stored_solution(store), as_json, output_path=output_path)
+    given = request.spec
+    request = on_recorded_cluster(opened, request)
+    if request.spec != given and (executor or opened.run.get("executor")) == "dask":
+        click.echo(f"resuming on the cluster the run was started on ({request.spec.describe()}, "
+                   "from its run.json); --scheduler, --scheduler-file or --workers choose another",
+                   err=True)
     unit = get_engine(opened.engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
