@@ -1,7 +1,8 @@
 """The one module that imports gmpy2: exact integers and rationals, and their text forms.
 
 Every exact answer of `ladders` is an ``mpq``. The big solves keep integer rows
-(``mpz``) and only build a fraction at the very end. Python's own ``int`` refuses to
+(``mpz``) and only build a fraction at the very end; ``xmpz`` (mutable: ``+=`` in place)
+serves the walks whose steps are many additions of big numbers. Python's own ``int`` refuses to
 print more than 4,300 digits by default; ``mpz`` has no such limit, so every exact
 number is turned into text here.
 """
@@ -14,11 +15,12 @@ import random
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 
 import gmpy2
-from gmpy2 import mpq, mpz
+from gmpy2 import mpq, mpz, xmpz
 
 __all__ = [
     "mpq",
     "mpz",
+    "xmpz",
     "gcd",
     "isqrt",
     "next_prime",

@@ -109,3 +109,24 @@ def test_bounds_pin_an_answer_that_is_a_short_decimal():
     assert report["passed"] and report["digits"] == 16 and "0.6" in report["pinned"]
     # a wrong answer 1e-20 from 0.6 is outside bounds that narrow: refused
     assert not check_against_bounds(chain, 2, [mpq(3, 5) + mpq(1, 10**20), mpq(2, 5)])["passed"]
+
+
+def test_every_seat_is_its_defining_sum() -> None:
+    """lower_j(n) = sum_{t<=n} f(t) (1-F(t))^(j-1) S(t)^(k-j), term by term with
+    fractions: the integer walk derives one seat from the others and the gap."""
+    for chain in (HASBRO, build_chain(EXAMPLES["tiny10-2"].board)):
+        dist = length_distribution(chain, 40)
+        for k in (2, 3, 4, 5, 6):
+            for n in (1, 2, 7, 40):
+                b = markov_bounds(chain, k, n)
+                f = [mpq(0)] + [x for x, _ in dist[:n]]
+                F = [mpq(0)] + [x for _, x in dist[:n]]
+                if k == 2:
+                    lower = mpq(1, 2) + sum((x * x for x in f), mpq(0)) / 2
+                    assert b.lower[0] == lower and b.upper[0] == lower + (1 - F[n]) ** 2 / 2
+                    continue
+                for j in range(1, k + 1):
+                    lower = sum((f[t] * (1 - F[t]) ** (j - 1) * (1 - F[t - 1]) ** (k - j)
+                                 for t in range(1, n + 1)), mpq(0))
+                    assert b.lower[j - 1] == lower, (k, n, j)
+                    assert b.upper[j - 1] == lower + (1 - F[n]) ** k

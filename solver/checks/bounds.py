@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from ladders.solver.games.chain import AbsorbingChain, iter_throws
-from ladders.solver.exact import fraction_to_decimal, mpq, mpz
+from ladders.solver.exact import fraction_to_decimal, mpq, mpz, xmpz
 
 #: Decimal digits of the common denominator ``d^(nk)`` of the bounds after n moves up
 #: to which ``ladders bounds`` computes them: the cost of a move grows with them (hasbro
@@ -161,22 +161,47 @@ def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, lis
     Two players: ``sums = [S_n]`` with ``lower = (d^{2n} + S_n) / (2 d^{2n})`` and
     ``gap = s_n^2`` (so ``upper = lower + gap / (2 d^{2n})``).
     k players: ``sums[j]`` with ``lower_j = sums[j] / d^{nk}``, ``gap = s_n^k``.
+
+    Seat j's term at throw t is ``a_t s_t^j (d s_(t-1))^(k-1-j)`` (the powers of
+    ``d s_(t-1)`` are the last throw's powers of s times powers of d), and one seat in
+    the middle, whose term would cost two products, follows from the identity
+    ``sum_j sums[j] + s_n^k = d^{nk}``: a throw costs ``2k - 3`` products of big numbers
+    (3 players: 4, where each seat's own term took 8).
     """
     k = players
     d = mpz(chain.die)
     dk = d ** k
-    sums = [mpz(0)] * (1 if k == 2 else k)
     denom = mpz(1)
-    s_prev = mpz(1)
+    if k == 2:
+        total = mpz(0)
+        for n, (a, s) in enumerate(iter_throws(chain), start=1):
+            denom *= dk
+            total = total * dk + a * a
+            yield n, [total], s * s, denom
+        return
+    mid = k // 2
+    sums = [mpz(0)] * k
+    d_pow = [d ** m for m in range(k)]
+    last = list(d_pow)                          # (d s_(t-1))^m, m < k; s_0 = 1
     for n, (a, s) in enumerate(iter_throws(chain), start=1):
         denom *= dk
-        if k == 2:
-            sums[0] = sums[0] * dk + a * a
-        else:
-            for j in range(k):
-                sums[j] = sums[j] * dk + a * s ** j * s_prev ** (k - 1 - j) * d ** (k - 1 - j)
-        yield n, sums, s ** k, denom
-        s_prev = s
+        s_pow = [mpz(1), s]
+        for _ in range(k - 1):
+            s_pow.append(s_pow[-1] * s)         # s^0 .. s^k
+        for j in range(k):
+            if j == mid:
+                continue
+            if j == 0:
+                term = a * last[k - 1]
+            elif j == k - 1:
+                term = a * s_pow[k - 1]
+            else:
+                term = a * (s_pow[j] * last[k - 1 - j])
+            sums[j] = sums[j] * dk + term
+        gap = s_pow[k]
+        sums[mid] = denom - gap - sum((sums[j] for j in range(k) if j != mid), mpz(0))
+        yield n, sums, gap, denom
+        last = [s_pow[m] * d_pow[m] for m in range(k)]
 
 
 def _make_bounds(players: int, n: int, sums: list[mpz], gap: mpz, denom: mpz) -> Bounds:
@@ -318,16 +343,19 @@ def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
     s_prev, prev_err = one, 0
     deadline = None if seconds is None else time.monotonic() + seconds
     for t in range(1, max_moves + 1):
-        new = [mpz(0)] * n
-        absorbed = mpz(0)
+        new = [xmpz(0) for _ in range(n)]       # added to in place (iter_throws says why)
+        absorbed = xmpz(0)
         for i, vi in enumerate(v):
             if vi:
                 for j, c in moves[i]:
-                    new[j] += vi * c
+                    if c == 1:
+                        new[j] += vi
+                    else:
+                        new[j] += vi * c
                 if finish[i]:
                     absorbed += vi * finish[i]
-        a = absorbed // d
-        v = [x // d for x in new]
+        a = mpz(absorbed) // d
+        v = [mpz(x) // d for x in new]
         s = sum(v, mpz(0))
         err = n * t + 1                # shortfall of a, s (and of s_prev: prev_err)
         a_hi, s_hi, p_hi = a + err, s + err, s_prev + prev_err
