@@ -86,3 +86,18 @@ def test_a_series_run_stops_and_resumes_to_the_same_fractions(tmp_path) -> None:
     out = resume(str(tmp_path / "run"))
     assert list(out.seats) == expected("tiny10-3") and out.verified["passed"]
     assert out.tasks_total > out.tasks_run  # the committed batch was not redone
+
+
+def test_a_cross_check_past_its_budget_is_skipped_not_waited_for(monkeypatch) -> None:
+    """Size misjudges the modular engine's time (3 players on hasbro cut at 55: 18,424
+    unknowns, 11 minutes): the cross-check stops at CROSS_BUDGET and says so, and the
+    answer stands on its other checks."""
+    from examples import truncated
+    from ladders.cluster import session
+    monkeypatch.setattr(session, "CROSS_BUDGET", 0.0)
+    problem = Problem.build(truncated("hasbro", 30), 3)       # 4,060 unknowns
+    out = solve(problem, "series", executor="serial")
+    cross = out.verified["cross"]
+    assert cross["skipped"] and cross["reason"] == "the modular engine had not finished after 0 s"
+    assert out.verified["passed"]
+    assert out.seats == solve(problem, "modular").seats

@@ -268,9 +268,11 @@ class Engine(abc.ABC):
         read one back; None when only COMPLETE.json has it."""
         return None
 
-    def seats_in_memory(self, problem: Problem) -> list[mpq]:
+    def seats_in_memory(self, problem: Problem,
+                        should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:
         """Every seat, solved in this process with no store: what an engine that names
-        this one as its ``cross`` compares with."""
+        this one as its ``cross`` compares with; None if ``should_stop()`` turned true
+        before the end (an engine that cannot stop midway does not ask it)."""
         raise TypeError(f"the {self.name} engine has no in-memory solve to cross-check with")
 
     def cross_skip(self, problem: Problem) -> str | None:

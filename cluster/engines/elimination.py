@@ -227,7 +227,8 @@ class EliminationEngine(Engine):
         return seats_from_values(problem.system, problem.players,
                                  stored_answer(store, problem.system, manifest.state))  # type: ignore[arg-type]
 
-    def seats_in_memory(self, problem: Problem) -> list[Any]:
+    def seats_in_memory(self, problem: Problem,
+                        should_stop: Callable[[], bool] = lambda: False) -> list[Any]:
         from ladders.solver.engines.elimination import eliminate_target
         from ladders.solver.games.race import seats_from_values
         return seats_from_values(problem.system, problem.players, eliminate_target(problem.system))

@@ -202,10 +202,15 @@ class ModularEngine(Engine):
             return f"{problem.unknowns:,} unknowns: the modular engine takes long here"
         return None
 
-    def seats_in_memory(self, problem: Problem) -> list[mpq]:
-        from ladders.solver.engines.modular import solve_dixon
+    def seats_in_memory(self, problem: Problem,
+                        should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:
+        from ladders.solver.engines.modular import Interrupted, solve_dixon
         from ladders.solver.games.race import seats_from_values
-        return seats_from_values(problem.system, problem.players, solve_dixon(problem.system).values)
+        try:
+            values = solve_dixon(problem.system, should_stop=should_stop).values
+        except Interrupted:
+            return None
+        return seats_from_values(problem.system, problem.players, values)
 
 
 ENGINE = ModularEngine()

@@ -371,7 +371,8 @@ class SeriesEngine(PrimeBatchEngine):
         from ladders.solver.engines.series.recheck import check_series_residues
         return check_series_residues(problem.chain, problem.players, seats, primes, seed)
 
-    def seats_in_memory(self, problem: Problem) -> list[mpq]:
+    def seats_in_memory(self, problem: Problem,
+                        should_stop: Callable[[], bool] = lambda: False) -> list[mpq]:
         if problem.players == 2:
             from ladders.solver.engines.series import two_player_certified
             p = two_player_certified(problem.chain).value
