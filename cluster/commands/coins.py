@@ -25,7 +25,7 @@ def coins(coins_a: int, coins_b: int, pot: int, cycles: int, as_json: bool) -> N
     A and B alternate (A first), one die each turn: 1 nothing; 2 take the pot;
     3 take half the pot (rounded down); 4-6 pay one coin into the pot, and a player
     who must pay with no coin loses. A cycle is A's turn then B's. At most 40 coins
-    in play (about 6 s; the exact solve grows as the fifth power of the coins).
+    in play (about 2 s; the exact solve grows as the fifth power of the coins).
 
     Example: ladders coins --a 4 --b 4 --pot 2
     """
