@@ -63,6 +63,16 @@ class ClusterSpec:
             out["workers"] = self.workers
         return out
 
+    @classmethod
+    def from_record(cls, recorded: object) -> ClusterSpec:
+        """The spec of a :meth:`record` read back (``ValueError`` if it is not one)."""
+        kinds = {"scheduler": str, "scheduler_file": str, "workers": int}
+        if not (isinstance(recorded, dict) and all(
+                key in kinds and isinstance(value, kinds[key]) and not isinstance(value, bool)
+                for key, value in recorded.items()) and recorded.get("workers", 1) > 0):
+            raise ValueError(f"{recorded!r} is not what a run records")
+        return cls(**recorded)
+
     def flags(self) -> str:
         """The command-line options that connect to the same cluster again (each
         starting with a space; empty for the default local cluster)."""

@@ -16,6 +16,7 @@ from typing import Any
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.store import LOCK_GRACE, RunStore, pid_alive
 from ladders.cluster import session
+from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
                                      cross_report, get_engine)
 from ladders.cluster.session import versions
@@ -75,13 +76,14 @@ def on_recorded_cluster(store: RunStore, request: SolveRequest) -> SolveRequest:
     recorded = store.run.get("cluster") or {}
     if spec.remote or spec.workers or not recorded:
         return request
-    kinds = {"scheduler": str, "scheduler_file": str, "workers": int}
-    if not (isinstance(recorded, dict) and all(
-            key in kinds and isinstance(value, kinds[key]) and not isinstance(value, bool)
-            for key, value in recorded.items()) and recorded.get("workers", 1) > 0):
-        raise StoreError(f"{store.url}/run.json: its \"cluster\" ({recorded!r}) is not what a run "
-                         "records; name the cluster with --scheduler, --scheduler-file or --workers")
-    return replace(request, spec=replace(spec, **recorded))
+    try:
+        found = ClusterSpec.from_record(recorded)
+    except ValueError as exc:
+        raise StoreError(f"{store.url}/run.json: its \"cluster\" ({exc}); name the cluster "
+                         "with --scheduler, --scheduler-file or --workers") from None
+    return replace(request, spec=replace(spec, scheduler=found.scheduler,
+                                         scheduler_file=found.scheduler_file,
+                                         workers=found.workers))
 
 
 def resume(path: str, request: SolveRequest | None = None, *, progress: Progress | None = None,

@@ -51,7 +51,7 @@ class Field:
         n = x.size + y.size - 1
         size = 1 << max(n - 1, 0).bit_length()
         z = cyclic_mul(x, x.size, y, y.size, size, self.roots, self.iroots, np.int64(0),
-                       self.pu, self.pneg, self.one, self.r2)
+                       self.pu, self.pneg, self.one, self.r2, np.zeros(0, dtype=np.uint64))
         return z[:n]
 
     def add(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:

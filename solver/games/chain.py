@@ -93,34 +93,41 @@ def build_chain(board: Board) -> AbsorbingChain:
     return AbsorbingChain(board=board, states=states, moves=tuple(moves), finish=tuple(finish))
 
 
+def throw_counts(chain: AbsorbingChain, v: list) -> tuple[list[xmpz], xmpz]:
+    """One throw of an integer walk: ``(v C, v e)``, the counts on each transient square
+    and the finishing ones, for integer (or integer-scaled) ``v``.
+
+    The sums are gmpy2 ``xmpz``, added to in place: a throw is some 500 additions of
+    numbers of ``t log2(d)`` bits, and a new ``mpz`` for each (and a product for the
+    single faces, almost all of them) made the walk 2.4 times as slow (hasbro, 19,008
+    throws)."""
+    moves, finish = chain.moves, chain.finish
+    new = [xmpz(0) for _ in range(len(v))]
+    absorbed = xmpz(0)
+    for i, vi in enumerate(v):
+        if not vi:
+            continue
+        for j, c in moves[i]:
+            if c == 1:
+                new[j] += vi
+            else:
+                new[j] += vi * c
+        if finish[i]:
+            absorbed += vi * finish[i]
+    return new, absorbed
+
+
 def iter_throws(chain: AbsorbingChain) -> Iterator[tuple[mpz, mpz]]:
     """Yield ``(a_t, s_t)`` for t = 1, 2, ...: ``f(t) = a_t/d^t``, ``1 - F(t) = s_t/d^t``.
 
     The integer vector ``v`` holds ``d^t`` times the probability of being on each
-    transient square after t throws. Its entries are gmpy2 ``xmpz``, added to in place:
-    a step is some 500 additions of numbers of ``t log2(d)`` bits, and a new ``mpz``
-    for each (and a product for the single faces, almost all of them) made the walk
-    2.4 times as slow (hasbro, 19,008 throws).
+    transient square after t throws (:func:`throw_counts`).
     """
-    n = len(chain.states)
-    v = [xmpz(0) for _ in range(n)]
-    v[chain.start_index] += 1
-    moves, finish = chain.moves, chain.finish
+    v: list = [mpz(0)] * len(chain.states)
+    v[chain.start_index] = mpz(1)
     zero = mpz(0)
     while True:
-        new = [xmpz(0) for _ in range(n)]
-        absorbed = xmpz(0)
-        for i, vi in enumerate(v):
-            if not vi:
-                continue
-            for j, c in moves[i]:
-                if c == 1:
-                    new[j] += vi
-                else:
-                    new[j] += vi * c
-            if finish[i]:
-                absorbed += vi * finish[i]
-        v = new
+        v, absorbed = throw_counts(chain, v)
         yield mpz(absorbed), mpz(sum(v, zero))
 
 

@@ -592,8 +592,10 @@ def _euclid(a, b, stop, p, pneg, one):  # pragma: no cover - compiled
 def _hgcd(a, b, p, pneg, one, r2, roots, iroots, nmax, xv):  # pragma: no cover - compiled
     """Half-gcd of ``(a, b)``, ``deg a = n > deg b``: ``(m00, m01, m10, m11, c, d, fm)``,
     M the product of the Euclidean quotient steps (each row up to a nonzero factor,
-    :func:`_euclid`) from ``(a, b)`` to the consecutive remainders ``(c, d) = M (a, b)`` with ``deg c >= ceil(n/2) > deg d``; ``fm`` is M's
-    transforms (:func:`_fwd4`) when they were at hand, else a ``(4, 0)`` array.
+    :func:`_euclid`) from ``(a, b)`` to the consecutive remainders ``(c, d) = M (a, b)``
+    with ``deg c >= ceil(n/2) > deg d``; ``fm`` is M's transforms (:func:`_fwd4`) when
+    they were at hand, else a ``(4, 0)`` array. ``xv``: :func:`_x_values` (at least the
+    top level's size, else the quotients are transformed).
 
     One size of transform, ``N > n/2``, serves the level: the matrices R and S (degree
     < n/4) are transformed once, the pairs they multiply are cut into pieces that fit,
@@ -687,7 +689,9 @@ def poly_invmod_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
     r1 = _trimmed(a[:min(a.size, dm)])
     if r1.size == 0:
         return False, g
-    xv = _x_values(nmax, roots, p, pneg, one)
+    # the largest transform a quotient needs is the top half-gcd's (nmax would be 4
+    # times that at 4 players, a transform of 8,192 points a prime for nothing)
+    xv = _x_values(min(nmax, next_pow2(dm // 2 + 1)), roots, p, pneg, one)
     mats = []
     quots = []
     while True:

@@ -20,8 +20,8 @@ from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
                                                       msub, reduce_limbs, to_mont, inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
-from ladders.solver.engines.series.polyarith import (_ntt_forward, _times_transform, cyclic_mul,
-                                                     next_pow2, ntt_tables, poly_invmod, poly_rem,
+from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform, next_pow2,
+                                                     ntt_tables, poly_invmod, poly_rem,
                                                      series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
 from ladders.solver.exact import invert, is_prime, lowest_terms, mpz
@@ -245,14 +245,8 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     av = np.zeros(la, dtype=np.uint64)
     crev = np.zeros(L, dtype=np.uint64)
     # the transforms of G and D_b serve every kind of a (4 players: 2 kinds)
-    fg = np.zeros(size_c if size_c <= nmax else 0, dtype=np.uint64)
-    fdb = np.zeros(size_w if size_w <= nmax else 0, dtype=np.uint64)
-    if fg.size > 0:
-        fg[:m_a] = grev[:m_a]
-        _ntt_forward(fg, size_c, roots, p)
-    if fdb.size > 0:
-        fdb[:deg_b + 1] = db[:deg_b + 1]
-        _ntt_forward(fdb, size_w, roots, p)
+    fg = fixed_transform(grev, m_a, size_c, roots, nmax, p)
+    fdb = fixed_transform(db, deg_b + 1, size_w, roots, nmax, p)
     for xt in range(n_atypes):
         nS = x.atype_S[xt]
         nT = x.atype_T[xt]
@@ -263,20 +257,11 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
             for _ in range(nT):
                 val = mmul(val, S[j + 2], p, pneg)
             av[j] = val
-        if fg.size > 0:
-            cc = np.zeros(size_c, dtype=np.uint64)
-            cc[:la] = av
-            _times_transform(cc, size_c, fg, roots, iroots, p, pneg, one, r2)
-        else:
-            cc = cyclic_mul(grev, m_a, av, la, size_c, roots, iroots, nmax, p, pneg, one, r2)
+        cc = cyclic_mul(grev, m_a, av, la, size_c, roots, iroots, nmax, p, pneg, one, r2, fg)
         for k in range(L):
             crev[L - 1 - k] = cc[k + m_a - 1]
-        if fdb.size > 0:
-            ww = np.zeros(size_w, dtype=np.uint64)
-            ww[:L] = crev
-            _times_transform(ww, size_w, fdb, roots, iroots, p, pneg, one, r2)
-        else:
-            ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, p, pneg, one, r2)
+        ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, p, pneg, one, r2,
+                        fdb)
         for s in range(L):
             W[xt, s] = ww[L - 1 - s]
     # --- (7) per seat, b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j): P_j = sum_(s<L) b_(s+1) W_s

@@ -260,15 +260,27 @@ def _times_transform(z, size, fw, roots, iroots, p, pneg, one, r2):  # pragma: n
 
 
 @nb.njit(cache=True)
-def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2):  # pragma: no cover
-    """``z_k = sum_{i+j = k mod size} x_i y_j`` for ``x[:lx]``, ``y[:ly]`` (``lx, ly <=
-    size``, size a power of two): transforms when ``size <= nmax``, else schoolbook
-    (lazily reduced 192-bit sums, ``lx ly`` multiply-adds)."""
-    z = np.zeros(size, dtype=np.uint64)
-    if size <= nmax:
-        fx = np.zeros(size, dtype=np.uint64)
+def fixed_transform(x, lx, size, roots, nmax, p):  # pragma: no cover - compiled
+    """The transform of ``x[:lx]`` at ``size`` points for :func:`cyclic_mul` (empty
+    when ``size > nmax``: no transforms), for a factor that several products share."""
+    fx = np.zeros(size if size <= nmax else 0, dtype=np.uint64)
+    if fx.size > 0:
         fx[:lx] = x[:lx]
         _ntt_forward(fx, size, roots, p)
+    return fx
+
+
+@nb.njit(cache=True)
+def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2,
+               fx):  # pragma: no cover - compiled
+    """``z_k = sum_{i+j = k mod size} x_i y_j`` for ``x[:lx]``, ``y[:ly]`` (``lx, ly <=
+    size``, size a power of two): transforms when ``size <= nmax``, else schoolbook
+    (lazily reduced 192-bit sums, ``lx ly`` multiply-adds). ``fx``: x's
+    :func:`fixed_transform`, or an empty array (it is then made here)."""
+    z = np.zeros(size, dtype=np.uint64)
+    if size <= nmax:
+        if fx.size != size:
+            fx = fixed_transform(x, lx, size, roots, nmax, p)
         z[:ly] = y[:ly]
         _times_transform(z, size, fx, roots, iroots, p, pneg, one, r2)
         return z
@@ -352,7 +364,7 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
             _times_transform(z, size, fps, roots, iroots, p, pneg, one, r2)
         else:
             z = cyclic_mul(c[e - b:e], b, psums, plen, size, roots, iroots, nmax, p, pneg, one,
-                           r2)
+                           r2, np.zeros(0, dtype=np.uint64))
         hi = e + b if e + b < total else total
         for m in range(e, hi):
             acc[m] = madd(acc[m], z[m - e + b], p)
