@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from examples import EXAMPLES
 from ladders.solver.games.board import make_board, preset_board
-from ladders.solver.checks.bounds import (bounds_to_digits, bounds_within, interval_bounds,
+from ladders.solver.checks.bounds import (bounds_sequence, bounds_to_digits, bounds_within, interval_bounds,
                                           markov_bounds)
 from ladders.solver.checks.verify import check_against_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
@@ -130,3 +130,15 @@ def test_every_seat_is_its_defining_sum() -> None:
                                  for t in range(1, n + 1)), mpq(0))
                     assert b.lower[j - 1] == lower, (k, n, j)
                     assert b.upper[j - 1] == lower + (1 - F[n]) ** k
+
+
+@settings(max_examples=30, deadline=None)
+@given(board=small_boards(), players=st.integers(2, 4), digits=st.integers(1, 12))
+def test_the_search_stops_where_the_bounds_first_settle(board, players: int, digits: int) -> None:
+    """The search skips the gap and the fractions while they cannot settle: it must
+    still stop at the first n whose exact bounds settle (every n checked in fractions)."""
+    chain = build_chain(board)
+    found = bounds_to_digits(chain, players, digits, max_moves=400)
+    every = bounds_sequence(chain, players, found.moves)
+    assert [b.settled(digits) for b in every].index(True) == found.moves - 1
+    assert every[-1] == found

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladders.solver.games.board import make_board, preset_board
-from ladders.solver.games.chain import build_chain, length_decimals, length_distribution, one_player_stats
-from ladders.solver.exact import fraction_to_decimal, mpq, sqrt_to_decimal
+from ladders.solver.games.chain import (RECURRENCE_AFTER, build_chain, iter_throws, length_decimals,
+                                        length_distribution, one_player_stats, survival_recurrence,
+                                        throw_counts)
+from ladders.solver.exact import fraction_to_decimal, mpq, mpz, sqrt_to_decimal
 from strategies import small_boards
 
 
@@ -78,3 +83,44 @@ def test_decimals_of_a_game_that_must_end() -> None:
     assert list(length_decimals(chain, 9, 3)) == exact and exact[-1] == ("0.000", "1.000")
     hasbro = build_chain(preset_board("hasbro"))
     assert list(length_decimals(hasbro, 600, 10))[-1] == ("0.0000000000", "0.9999999999")
+
+
+def _walked(chain, throws: int) -> list[tuple[mpz, mpz]]:
+    """``(a_t, s_t)`` by the count-vector walk alone, t = 1..throws."""
+    v = [mpz(0)] * len(chain.states)
+    v[chain.start_index] = mpz(1)
+    out = []
+    for _ in range(throws):
+        v, absorbed = throw_counts(chain, v)
+        out.append((mpz(absorbed), mpz(sum(v, mpz(0)))))
+    return out
+
+
+def test_the_recurrence_goes_on_as_the_walk_on_the_presets() -> None:
+    """iter_throws switches from the walk to the characteristic polynomial's recurrence
+    after RECURRENCE_AFTER throws: the same integers after the switch."""
+    for name in ("hasbro", "milton-bradley", "snakes-2016", "tiny10"):
+        chain = build_chain(preset_board(name))
+        throws = RECURRENCE_AFTER + 300
+        assert list(islice(iter_throws(chain), throws)) == _walked(chain, throws), name
+
+
+@settings(max_examples=40, deadline=None)
+@given(board=small_boards(), throws=st.integers(1, 60))
+def test_the_recurrence_from_the_first_throws(board, throws: int) -> None:
+    """Switched as early as it may be (after n throws), on boards of every rule,
+    nilpotent chains (a one-faced die: every game over within n throws) included."""
+    chain = build_chain(board)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ladders.solver.games.chain.RECURRENCE_AFTER", 0)
+        assert list(islice(iter_throws(chain), throws)) == _walked(chain, throws)
+
+
+def test_survival_recurrence_annihilates_a_and_s() -> None:
+    chain = build_chain(preset_board("hasbro"))
+    coefs = survival_recurrence(chain)
+    assert len(coefs) == 77          # 81 states, the root 0 four times
+    seq = _walked(chain, 200)
+    for t in range(len(chain.states), 200):
+        for which in (0, 1):
+            assert seq[t][which] == sum(c * seq[t - i][which] for i, c in enumerate(coefs, start=1))

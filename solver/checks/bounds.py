@@ -26,6 +26,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ladders.solver.games.chain import AbsorbingChain, iter_throws, throw_counts
 from ladders.solver.exact import fraction_to_decimal, mpq, mpz
@@ -155,18 +156,74 @@ def check_moves(chain: AbsorbingChain, players: int, moves: int) -> None:
                          f"ask for at most {limit:,} moves on this board with {players} players")
 
 
-def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, list[mpz], mpz, mpz]]:
-    """Yield ``(n, sums, gap, denominator)`` for n = 1, 2, ...
+@dataclass
+class _Walked:
+    """The bounds after n throws as integers over ``denom = d^(nk)``, the costly parts
+    made only when asked for (a search needs them at the last few throws only).
 
     Two players: ``sums = [S_n]`` with ``lower = (d^{2n} + S_n) / (2 d^{2n})`` and
-    ``gap = s_n^2`` (so ``upper = lower + gap / (2 d^{2n})``).
-    k players: ``sums[j]`` with ``lower_j = sums[j] / d^{nk}``, ``gap = s_n^k``.
+    ``gap = s_n^2`` (so ``upper = lower + gap / (2 d^{2n})``). k players: ``sums[j]``
+    with ``lower_j = sums[j] / d^{nk}`` and ``gap = s_n^k``; the middle seat's sum is
+    ``None`` until :meth:`bounds` derives it from ``sum_j sums[j] + gap = d^{nk}``."""
+
+    players: int
+    n: int
+    sums: list[mpz | None]
+    s: mpz
+    denom: mpz
+
+    @cached_property
+    def gap(self) -> mpz:
+        """``s_n^k``: the chance, times ``d^{nk}``, that nobody finished in n rounds."""
+        return self.s ** self.players
+
+    def narrower_than(self, scale: mpz) -> bool:
+        """``upper - lower < 1/scale`` (every seat's bounds are that far apart). The bit
+        lengths decide it without ``gap`` while the gap is wide: ``gap >= 2^(k (b - 1))``
+        for an s of b >= 1 bits."""
+        half = 2 if self.players == 2 else 1
+        least = self.players * (self.s.bit_length() - 1) + scale.bit_length() - 1
+        if self.s and least >= (half * self.denom).bit_length():
+            return False
+        return self.gap * scale < half * self.denom
+
+    def _ends(self) -> tuple[list[tuple[mpz, mpz]], mpz]:
+        """Every seat's ``(lower, upper)`` numerators over one common denominator."""
+        k, denom, gap = self.players, self.denom, self.gap
+        if k == 2:
+            lo = denom + self.sums[0]
+            return [(lo, lo + gap), (denom - self.sums[0] - gap, denom - self.sums[0])], 2 * denom
+        known = [v for v in self.sums if v is not None]
+        sums = [denom - gap - sum(known, mpz(0)) if v is None else v for v in self.sums]
+        return [(v, v + gap) for v in sums], denom
+
+    def may_settle(self, digits: int) -> bool:
+        """False when :meth:`Bounds.settled` is surely False: some seat's decimals differ
+        and its bounds are wider than a pinned decimal allows. Integer divisions, without
+        the gcds of lowest terms (3 players to 1,000 digits: 25 moves between the first
+        narrow enough gap and agreement, 22 ms each in fractions)."""
+        ends, den = self._ends()
+        scale = mpz(10) ** digits
+        if all((lo * scale) // den == (up * scale) // den for lo, up in ends):
+            return True
+        return self.narrower_than(mpz(10) ** (digits + PIN_DIGITS))
+
+    def bounds(self) -> Bounds:
+        """The exact :class:`Bounds` (fractions in lowest terms)."""
+        ends, den = self._ends()
+        return Bounds(self.players, self.n, [mpq(lo, den) for lo, _ in ends],
+                      [mpq(up, den) for _, up in ends])
+
+
+def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[_Walked]:
+    """Yield the bounds after n = 1, 2, ... throws (:class:`_Walked`).
 
     Seat j's term at throw t is ``a_t s_t^j (d s_(t-1))^(k-1-j)`` (the powers of
     ``d s_(t-1)`` are the last throw's powers of s times powers of d), and one seat in
     the middle, whose term would cost two products, follows from the identity
-    ``sum_j sums[j] + s_n^k = d^{nk}``: a throw costs ``2k - 3`` products of big numbers
-    (3 players: 4, where each seat's own term took 8).
+    ``sum_j sums[j] + s_n^k = d^{nk}`` when the bounds are made, as does the gap: a throw
+    costs ``2k - 4`` products of big numbers and a square (3 players: 2 and 1, where
+    each seat's own term and the gap took 10).
     """
     k = players
     d = mpz(chain.die)
@@ -177,17 +234,18 @@ def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, lis
         for n, (a, s) in enumerate(iter_throws(chain), start=1):
             denom *= dk
             total = total * dk + a * a
-            yield n, [total], s * s, denom
+            yield _Walked(2, n, [total], s, denom)
         return
     mid = k // 2
-    sums = [mpz(0)] * k
+    sums: list[mpz | None] = [mpz(0)] * k
+    sums[mid] = None
     d_pow = [d ** m for m in range(k)]
     last = list(d_pow)                          # (d s_(t-1))^m, m < k; s_0 = 1
     for n, (a, s) in enumerate(iter_throws(chain), start=1):
         denom *= dk
         s_pow = [mpz(1), s]
-        for _ in range(k - 1):
-            s_pow.append(s_pow[-1] * s)         # s^0 .. s^k
+        for _ in range(k - 2):
+            s_pow.append(s_pow[-1] * s)         # s^0 .. s^(k-1)
         for j in range(k):
             if j == mid:
                 continue
@@ -198,20 +256,15 @@ def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[tuple[int, lis
             else:
                 term = a * (s_pow[j] * last[k - 1 - j])
             sums[j] = sums[j] * dk + term
-        gap = s_pow[k]
-        sums[mid] = denom - gap - sum((sums[j] for j in range(k) if j != mid), mpz(0))
-        yield n, sums, gap, denom
+        yield _Walked(k, n, list(sums), s, denom)
         last = [s_pow[m] * d_pow[m] for m in range(k)]
 
 
-def _make_bounds(players: int, n: int, sums: list[mpz], gap: mpz, denom: mpz) -> Bounds:
+def _trivial(players: int) -> Bounds:
+    """After 0 moves nothing is known: seat 1 in [1/2, 1] (two players), else [0, 1]."""
     if players == 2:
-        lower = mpq(denom + sums[0], 2 * denom)
-        upper = lower + mpq(gap, 2 * denom)
-        return Bounds(2, n, [lower, 1 - upper], [upper, 1 - lower])
-    lower_k = [mpq(v, denom) for v in sums]
-    width = mpq(gap, denom)
-    return Bounds(players, n, lower_k, [lo + width for lo in lower_k])
+        return Bounds(2, 0, [mpq(1, 2), mpq(0)], [mpq(1), mpq(1, 2)])
+    return Bounds(players, 0, [mpq(0)] * players, [mpq(1)] * players)
 
 
 def check_players(players: int) -> None:
@@ -229,12 +282,12 @@ def markov_bounds(chain: AbsorbingChain, players: int, moves: int,
     if moves < 0:
         raise ValueError(f"moves must be at least 0, got {moves}")
     if moves == 0:
-        return _make_bounds(players, 0, [mpz(0)] * (1 if players == 2 else players), mpz(1), mpz(1))
-    for n, sums, gap, denom in _iter_bounds(chain, players):
-        if progress is not None and n % 64 == 0:
-            progress(n, moves)
-        if n == moves:
-            return _make_bounds(players, n, sums, gap, denom)
+        return _trivial(players)
+    for walked in _iter_bounds(chain, players):
+        if progress is not None and walked.n % 64 == 0:
+            progress(walked.n, moves)
+        if walked.n == moves:
+            return walked.bounds()
     raise AssertionError("unreachable: iter_throws never ends")
 
 
@@ -248,9 +301,9 @@ def bounds_sequence(chain: AbsorbingChain, players: int, moves: int) -> list[Bou
     if moves < 1:
         raise ValueError(f"moves must be at least 1, got {moves}")
     out = []
-    for n, sums, gap, denom in _iter_bounds(chain, players):
-        out.append(_make_bounds(players, n, sums, gap, denom))
-        if n == moves:
+    for walked in _iter_bounds(chain, players):
+        out.append(walked.bounds())
+        if walked.n == moves:
             return out
     raise AssertionError("unreachable: iter_throws never ends")
 
@@ -292,20 +345,21 @@ def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | N
     if digits < 1:
         raise ValueError(f"digits must be at least 1, got {digits}")
     scale = mpz(10) ** digits
-    half = 2 if players == 2 else 1
     log2_10 = math.log2(10)
-    for n, sums, gap, denom in _iter_bounds(chain, players):
-        if gap * scale < half * denom:
-            bounds = _make_bounds(players, n, sums, gap, denom)
+    for walked in _iter_bounds(chain, players):
+        n = walked.n
+        if walked.narrower_than(scale) and walked.may_settle(digits):
+            bounds = walked.bounds()
             if bounds.settled(digits):
                 return bounds
         if n % 64 == 0:
             if progress is not None:
-                progress(n, max(0, int((denom.bit_length() - gap.bit_length()) / log2_10)))
+                gap_bits = walked.gap.bit_length()
+                progress(n, max(0, int((walked.denom.bit_length() - gap_bits) / log2_10)))
             if deadline is not None and time.monotonic() > deadline:
-                return _make_bounds(players, n, sums, gap, denom)
+                return walked.bounds()
         if max_moves is not None and n >= max_moves:
-            return _make_bounds(players, n, sums, gap, denom)
+            return walked.bounds()
     raise AssertionError("unreachable: iter_throws never ends")
 
 

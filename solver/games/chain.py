@@ -117,18 +117,66 @@ def throw_counts(chain: AbsorbingChain, v: list) -> tuple[list[xmpz], xmpz]:
     return new, absorbed
 
 
+#: Throws after which :func:`iter_throws` goes on by the recurrence of the
+#: characteristic polynomial of C instead of the walk (at least n, the order of C).
+RECURRENCE_AFTER = 256
+#: Most transient states for which it does: the characteristic polynomial of a larger
+#: C (flint) and a recurrence of its order stop paying for themselves.
+RECURRENCE_STATES = 200
+
+
+def survival_recurrence(chain: AbsorbingChain) -> tuple[mpz, ...]:
+    """``(c_1, ..., c_n1)`` with ``s_t = sum_i c_i s_(t-i)`` for every ``t >= n``.
+
+    Cayley-Hamilton: with ``det(xI - C) = sum_i h_i x^i = x^z (x^n1 + ...)`` (n states,
+    the root 0 z times), ``u C^t h(C) 1 = 0``, so ``sum_i h_i s_(t+i) = 0`` for every
+    ``t >= 0``, and ``c_i = -h_(n-i)``. The same polynomial annihilates ``a_t``."""
+    from ladders.solver.exact_flint import array_to_fmpz_mat, fmpz_poly_to_ints
+    n = len(chain.states)
+    counts = np.zeros((n, n), dtype=np.int64)
+    for i, row in enumerate(chain.moves):
+        for j, c in row:
+            counts[i, j] += c
+    h = fmpz_poly_to_ints(array_to_fmpz_mat(counts).charpoly())
+    z = next(i for i, c in enumerate(h) if c != 0)
+    return tuple(mpz(-h[n - i]) for i in range(1, n - z + 1))
+
+
 def iter_throws(chain: AbsorbingChain) -> Iterator[tuple[mpz, mpz]]:
     """Yield ``(a_t, s_t)`` for t = 1, 2, ...: ``f(t) = a_t/d^t``, ``1 - F(t) = s_t/d^t``.
 
     The integer vector ``v`` holds ``d^t`` times the probability of being on each
-    transient square after t throws (:func:`throw_counts`).
+    transient square after t throws (:func:`throw_counts`). After
+    :data:`RECURRENCE_AFTER` throws (boards of at most :data:`RECURRENCE_STATES`
+    states) ``s_t`` comes from the last n1 values by :func:`survival_recurrence` and
+    ``a_t = d s_(t-1) - s_t`` (``f(t) = S(t) - S(t+1)``): on hasbro 77 products by
+    one-word integers a throw instead of some 500 additions, and 19,008 throws (the
+    bounds of 3 players to 1,000 digits) in 0.7 s instead of 2.3 s.
     """
-    v: list = [mpz(0)] * len(chain.states)
+    n = len(chain.states)
+    v: list = [mpz(0)] * n
     v[chain.start_index] = mpz(1)
     zero = mpz(0)
-    while True:
+    recent: deque[mpz] = deque(maxlen=n)
+    switch = max(RECURRENCE_AFTER, n) if n <= RECURRENCE_STATES else -1
+    t = 0
+    while t != switch:
         v, absorbed = throw_counts(chain, v)
-        yield mpz(absorbed), mpz(sum(v, zero))
+        s = mpz(sum(v, zero))
+        recent.append(s)
+        t += 1
+        yield mpz(absorbed), s
+    coefs = survival_recurrence(chain)[::-1]     # c_n1 .. c_1, against s_(t-n1) .. s_(t-1)
+    last = deque(recent, maxlen=len(coefs))       # (n1 = 0: every game is over by now)
+    d, prev = chain.die, recent[-1]
+    while True:
+        acc = xmpz(0)
+        for c, x in zip(coefs, last):
+            acc += x * c
+        s = mpz(acc)
+        last.append(s)
+        yield d * prev - s, s
+        prev = s
 
 
 #: Most throws ``ladders stats`` lists (a line each: 100,000 take hasbro about 4 s).
