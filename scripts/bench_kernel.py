@@ -1,5 +1,6 @@
 """Benchmark: the series engine's kernel, one prime at a time, for 3 to 6 players on the
-full hasbro board: this tree against a baseline commit, each in a fresh process.
+full hasbro board: this tree against a baseline commit, each in its own process,
+measured in alternation.
 
 For each number of players k: the CPU time of one prime (one core, primes of the form
 the run uses: ``ntt_primes`` at the plan's two-adicity), the residues of every seat at
@@ -9,24 +10,36 @@ those primes (which must be equal, ``==``, between the two kernels), and what
 measurement. Issue 26's targets: 4 players <= 8 ms, 5 players <= 0.25 s, 6 players
 <= 0.5 s a prime; the plan within 1.5x of the measurement for k = 3, 4, 5.
 
+This machine's speed drifts by 25-50 % within minutes (the same code measured 9.4 and
+14 ms a prime at 4 players within the hour), so one run of each contender after the
+other compares two moments, not two kernels. Both contenders are started once, compile
+or load their kernel, then take turns: ``--rounds`` rounds of the same primes, this
+tree then the baseline, and the figures are the minimum over the rounds of each and
+the median of the rounds' ratios.
+
 Run: ``python scripts/bench_kernel.py [--baseline COMMIT] [--players 3,4,5,6]
-[--scale 1.0]`` (``--scale`` multiplies the number of primes timed). Prints a table and
-one JSON line.
+[--scale 1.0] [--rounds 7]`` (``--scale`` multiplies the number of primes timed). Prints
+a table and one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+import subprocess
 import sys
 
-from fresh import baseline, run
+from fresh import baseline, fresh_environ
 
 
-#: primes timed per contender, by players (about 2-10 s of kernel each, at baseline speed)
-COUNTS = {3: 60, 4: 30, 5: 4, 6: 3}
+#: primes timed per contender and round, by players (about 0.1-0.6 s of kernel each)
+COUNTS = {3: 30, 4: 15, 5: 2, 6: 1}
 
-PER_PRIME = r'''
+#: A contender: loads the plan and its kernel, then times the same primes whenever a
+#: line arrives on stdin, and answers with one JSON line (the first answer also holds
+#: the residues and, for this tree, the plan's figure).
+CONTENDER = r'''
 import json, sys, time
 from ladders.solver.games.board import preset_board
 from ladders.solver.games.chain import build_chain
@@ -36,49 +49,83 @@ chain = build_chain(preset_board("hasbro"))
 plan = series.plan_series(chain, players)
 primes = series.prime_sequence(7, count + 1, plan.two_adicity)
 plan.residues(primes[:1])                              # compile or load the kernel
-t0 = time.process_time()
-res, valid = plan.residues(primes[1:])
-ms = (time.process_time() - t0) / count * 1000
-out = {"ms_per_prime": ms, "valid": int(valid.sum()), "split": plan.split,
-       "degrees": [plan.degree_a, plan.degree_b], "two_adicity": plan.two_adicity,
-       "residues": [[int(v) for v in row] for row in res]}
-if with_plan:
-    from ladders.solver.estimate import series_figures
-    out["plan_ms_per_prime"] = series_figures(chain, players)["ms_per_prime"]
-print(json.dumps(out))
+first = True
+for _line in sys.stdin:
+    t0 = time.process_time()
+    res, valid = plan.residues(primes[1:])
+    out = {"ms_per_prime": (time.process_time() - t0) / count * 1000}
+    if first:
+        out.update(valid=int(valid.sum()), split=plan.split, two_adicity=plan.two_adicity,
+                   degrees=[plan.degree_a, plan.degree_b],
+                   residues=[[int(v) for v in row] for row in res])
+        if with_plan:
+            from ladders.solver.estimate import series_figures
+            out["plan_ms_per_prime"] = series_figures(chain, players)["ms_per_prime"]
+        first = False
+    print(json.dumps(out), flush=True)
 '''
+
+
+def alternate(k: int, count: int, rounds: int, env: dict[str, str], cwd: str) -> dict[str, dict]:
+    """Both contenders for k players, ``rounds`` turns each, this tree first."""
+    procs = {who: subprocess.Popen([sys.executable, "-c", CONTENDER, str(k), str(count),
+                                    "1" if who == "this" else "0"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                   env=fresh_environ(None if who == "this" else env), cwd=cwd)
+             for who in ("this", "baseline")}
+    figures: dict[str, dict] = {who: {"rounds_ms": []} for who in procs}
+    try:
+        for _ in range(rounds):
+            for who, proc in procs.items():
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                if not line:
+                    raise SystemExit(f"the {who} contender for {k} players ended early")
+                answer = json.loads(line)
+                figures[who]["rounds_ms"].append(answer.pop("ms_per_prime"))
+                figures[who].update(answer)
+    finally:
+        for proc in procs.values():
+            proc.stdin.close()
+            proc.wait()
+    for f in figures.values():
+        f["ms_per_prime"] = min(f["rounds_ms"])
+        f["primes"] = count
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default="9a86339",
+    parser.add_argument("--baseline", default="355b2f5",
                         help="commit whose kernel is timed alongside this one (default: the "
-                             "last one before the blocked remainder)")
+                             "one issue 26's audit measured)")
     parser.add_argument("--players", default="3,4,5,6", help="comma-separated k to time")
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the primes timed")
+    parser.add_argument("--rounds", type=int, default=15, help="turns of each contender")
     args = parser.parse_args()
     ks = [int(k) for k in args.players.split(",")]
     figures: dict[str, dict] = {}
+    ratios: dict[str, float] = {}
     with baseline(args.baseline) as (tmp, env):
         for k in ks:
             count = max(2, round(COUNTS.get(k, 2) * args.scale))
-            for who, extra in (("this", None), ("baseline", env)):
-                res = run([sys.executable, "-c", PER_PRIME, str(k), str(count),
-                           "1" if who == "this" else "0"], env=extra, cwd=str(tmp))
-                figures[f"{k}_{who}"] = {**res, **json.loads(res.pop("stdout")), "primes": count}
-            a, b = figures[f"{k}_this"], figures[f"{k}_baseline"]
+            pair = alternate(k, count, args.rounds, env, str(tmp))
+            a, b = pair["this"], pair["baseline"]
             assert a["residues"] == b["residues"], f"{k} players: the kernels disagree"
             a["same_residues"] = True
-    ratios: dict[str, float] = {}
+            figures[f"{k}_this"], figures[f"{k}_baseline"] = a, b
+            ratios[f"baseline_over_this_{k}"] = b["ms_per_prime"] / a["ms_per_prime"]
+            ratios[f"median_round_ratio_{k}"] = statistics.median(
+                y / x for x, y in zip(a["rounds_ms"], b["rounds_ms"]))
+            ratios[f"plan_over_this_{k}"] = a["plan_ms_per_prime"] / a["ms_per_prime"]
     print(f"{'players':>7} {'primes':>6} {'this ms':>10} {'baseline ms':>12} {'speed-up':>9} "
-          f"{'plan ms':>9} {'plan/this':>9}")
+          f"{'median':>7} {'plan ms':>9} {'plan/this':>9}")
     for k in ks:
         a, b = figures[f"{k}_this"], figures[f"{k}_baseline"]
-        ratios[f"baseline_over_this_{k}"] = b["ms_per_prime"] / a["ms_per_prime"]
-        ratios[f"plan_over_this_{k}"] = a["plan_ms_per_prime"] / a["ms_per_prime"]
         print(f"{k:7d} {a['primes']:6d} {a['ms_per_prime']:10.2f} {b['ms_per_prime']:12.2f} "
-              f"{ratios[f'baseline_over_this_{k}']:9.2f} {a['plan_ms_per_prime']:9.2f} "
-              f"{ratios[f'plan_over_this_{k}']:9.2f}")
+              f"{ratios[f'baseline_over_this_{k}']:9.2f} {ratios[f'median_round_ratio_{k}']:7.2f} "
+              f"{a['plan_ms_per_prime']:9.2f} {ratios[f'plan_over_this_{k}']:9.2f}")
     for f in figures.values():
         f["residues"] = f["residues"][:2]
     print(json.dumps({"figures": figures, "ratios": ratios}))

@@ -49,8 +49,6 @@ class SeatInputs(NamedTuple):
       ``deg D = n1``; ``z = n - n1``: the multiplicity of the eigenvalue 0. [1]
     - ``dpoly_limbs``, ``dpoly_signs``: ``dpoly_i``, i = 0..n1, with
       ``D(t) = det(I - tQ) = sum_i dpoly_i d^-i t^i``. [1]
-    - ``alpha_limbs``, ``alpha_signs``: ``alpha_t = u C^(t-1) (d r)``, t = 1..n+2, with
-      ``f(t) = alpha_t d^-t``. [1]
     - ``sigma_limbs``, ``sigma_signs``: ``sigma_t = u C^(t-1) 1``, t = 1..n+2, with
       ``S(t) = sigma_t d^-(t-1)``. [1]
     - ``b_parts``, ``b_zden``: the cycle index of the symmetric group on r letters,
@@ -77,8 +75,6 @@ class SeatInputs(NamedTuple):
     z: int
     dpoly_limbs: np.ndarray
     dpoly_signs: np.ndarray
-    alpha_limbs: np.ndarray
-    alpha_signs: np.ndarray
     sigma_limbs: np.ndarray
     sigma_signs: np.ndarray
     b_parts: np.ndarray
@@ -99,7 +95,6 @@ class SeatInputs(NamedTuple):
 def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
     """:class:`SeatInputs` of a chain's data and a split."""
     dpoly_limbs, dpoly_signs = _limbs(list(data.dpoly))
-    alpha_limbs, alpha_signs = _limbs(list(data.alpha))
     sigma_limbs, sigma_signs = _limbs(list(data.sigma))
     b_parts, b_zden = _cycle_index(split.r)
     a_parts, a_zden = _cycle_index(split.s + 1)      # a: Sym^(s+1), f and s factors
@@ -107,8 +102,8 @@ def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
     exponents = [split.seat_exponents(j) for j in range(1, split.players + 1)]
     return SeatInputs(
         d=np.uint64(data.d), n=data.n, n1=data.n1, z=data.z,
-        dpoly_limbs=dpoly_limbs, dpoly_signs=dpoly_signs, alpha_limbs=alpha_limbs,
-        alpha_signs=alpha_signs, sigma_limbs=sigma_limbs, sigma_signs=sigma_signs,
+        dpoly_limbs=dpoly_limbs, dpoly_signs=dpoly_signs, sigma_limbs=sigma_limbs,
+        sigma_signs=sigma_signs,
         b_parts=b_parts, b_zden=b_zden, a_parts=a_parts, a_zden=a_zden,
         s=split.s, same_d=split.s > 0 and split.s + 1 == split.r,
         deg_a=split.deg_a, deg_b=split.deg_b,
@@ -175,22 +170,22 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     if omega == ZERO or nmax > (np.int64(1) << two_adicity):
         nmax = 0
     roots, iroots = ntt_tables(to_mont(omega, p, pneg, r2), two_adicity, nmax, p, pneg, one)
-    # --- (1) D, f and S mod p: e_i = dpoly_i d^-i, f(t) = alpha_t d^-t, S(t) = sigma_t d^-(t-1);
-    # beyond t = n, chi = x^z rev(D) annihilates both: g(t) = -sum_{i=1}^{n1} e_i g(t-i)
+    # --- (1) D, S and f mod p: e_i = dpoly_i d^-i, S(t) = sigma_t d^-(t-1); beyond
+    # t = n, chi = x^z rev(D) annihilates it: S(t) = -sum_{i=1}^{n1} e_i S(t-i); and
+    # f(t) = S(t) - S(t+1) (one recurrence, not two)
     e = _times_powers(x.dpoly_limbs, x.dpoly_signs, n1 + 1, one, dinv, p, pneg, one, r2)
     tmax = max(L + m_a, n + 2)
-    f = np.zeros(tmax + 1, dtype=np.uint64)     # 1-based: f[t]
-    S = np.zeros(tmax + 2, dtype=np.uint64)
-    f[1:n + 1] = _times_powers(x.alpha_limbs, x.alpha_signs, n, dinv, dinv, p, pneg, one, r2)[:n]
+    S = np.zeros(tmax + 2, dtype=np.uint64)     # 1-based: S[t]
     S[1:n + 2] = _times_powers(x.sigma_limbs, x.sigma_signs, n + 1, one, dinv, p, pneg, one,
                                r2)[:n + 1]
     erev = np.zeros(n1, dtype=np.uint64)        # erev[i] = e[n1 - i], i < n1
     for i in range(n1):
         erev[i] = e[n1 - i]
-    for t in range(n + 1, tmax + 1):
-        f[t] = mneg(mdot(erev, 0, f, t - n1, n1, p, pneg, r2), p)
     for t in range(n + 2, tmax + 2):
         S[t] = mneg(mdot(erev, 0, S, t - n1, n1, p, pneg, r2), p)
+    f = np.zeros(tmax + 1, dtype=np.uint64)     # 1-based: f[t]
+    for t in range(1, tmax + 1):
+        f[t] = msub(S[t], S[t + 1], p)
     # --- (2) power sums p_m = tr(Q^m), Newton: p_m = -(m e_m + sum_{i<m} e_i p_(m-i)),
     # as many as P_m of (3) and (4) read: p_(cm) for every part c of a partition, m <= deg
     rmax = 1
