@@ -104,6 +104,26 @@ def test_every_split_gives_the_same_residues(board, players):
         assert (res == first).all()
 
 
+@pytest.mark.parametrize("players", [4, 5, 6])
+def test_a_derived_seat_equals_the_computed_one(players):
+    """Where the kernel derives the last seat from the sum (every prime but the first
+    of a batch) it is the residue computed in full: each prime twice in one batch, at
+    a full position and at a derived one."""
+    from ladders.solver.engines.series.algebra import derived_seat
+    from ladders.solver.engines.series.kernels import CHECK_EVERY, kernel_inputs
+    chain = build_chain(truncated("hasbro", 20))
+    s = players // 2 - 1                        # hasbro's own splits: 1, 1, 2
+    split, _ = kernel_inputs(series.chain_data(chain), players, s)
+    assert derived_seat(split.seat_sigma) == players - 1
+    primes = [q for q, _ in zip(series.ntt_primes(5), range(3))]
+    batch = [q for q in primes for _ in range(CHECK_EVERY)]       # q at 0 and 1..63
+    res, valid = series.seat_residues(chain, players, batch, split=s)
+    assert valid.all()
+    for i in range(len(primes)):
+        rows = res[i * CHECK_EVERY:(i + 1) * CHECK_EVERY]
+        assert (rows == rows[0]).all()
+
+
 @pytest.mark.parametrize("players", [2, 3, 4])
 @pytest.mark.parametrize("source", [series.random_primes, series.ntt_primes])
 def test_residues_are_the_reduced_answer(players, source):

@@ -276,16 +276,16 @@ def split_cost(split: Split) -> float:
     """Model of the per-prime work (multiply-accumulates) of the numba kernel, every
     step of docs/series.md, "The kernel, step by step":
 
-    (1) and (2) the recurrences of order n1: f and S to ``L + m_a`` terms, the power
-    sums to ``r deg_b`` (and ``(s+1) deg_a``); (3), (4) the exponentials for D_b (and
+    (1) and (2) the recurrences of order n1: S to ``L + m_a`` terms (f is its
+    differences), the power sums to ``r deg_b`` (and ``(s+1) deg_a``); (3), (4) the exponentials for D_b (and
     D_a when it differs from D and D_b); (5) ``D_b mod chi_a`` (:func:`_remainder_cost`)
     and the inverse mod chi_a (a half-gcd, :func:`_inverse_cost`); (6) per a-type two
     products by transforms (the middle product c of size ``L + m_a`` and the
-    correlation W of size ``2L``); (7) a dot product per seat. Calibrated on hasbro
-    (one core): 1 unit ~ 2.3 ns.
+    correlation W of size ``2L``), but for the one of :func:`derived_seat`; (7) a dot
+    product per seat. Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
     """
-    types = len(set(split.seat_sigma))
-    cost = RECURRENCE_TERM * split.n1 * (2 * (split.length + split.m_a) + split.r * split.deg_b)
+    types = len(set(split.seat_sigma)) - (derived_seat(split.seat_sigma) >= 0)
+    cost = RECURRENCE_TERM * split.n1 * ((split.length + split.m_a) + split.r * split.deg_b)
     cost += _exp_cost(split.deg_b)
     if split.s and split.s + 1 != split.r:
         cost += _exp_cost(split.deg_a) + RECURRENCE_TERM * split.n1 * (split.s + 1) * split.deg_a
@@ -295,6 +295,17 @@ def split_cost(split: Split) -> float:
                      + _transform_cost(_pow2(2 * split.length - 1)))
     cost += split.players * split.length
     return cost
+
+
+def derived_seat(seat_sigma: tuple[int, ...] | list[int]) -> int:
+    """The seat (0-based) whose residues the kernel derives from the others' (the seats
+    sum to 1), or -1: the last one whose kind of a, its number of S factors in a, no
+    other seat shares; -1 where there is one kind only (nothing would be saved). 4 to 6
+    players on hasbro: the last seat, ``a = f T^s``."""
+    if len(set(seat_sigma)) < 2:
+        return -1
+    own = [j for j, kind in enumerate(seat_sigma) if list(seat_sigma).count(kind) == 1]
+    return own[-1] if own else -1
 
 
 def choose_split(data: ChainData, players: int) -> Split:

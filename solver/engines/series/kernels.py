@@ -15,7 +15,8 @@ import numpy as np
 
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_index, _limbs, chain_data,
-                                                 choose_split, make_split, table_denominator)
+                                                 choose_split, derived_seat, make_split,
+                                                 table_denominator)
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
                                                       msub, reduce_limbs, to_mont, inverses_upto)
@@ -67,6 +68,9 @@ class SeatInputs(NamedTuple):
     - ``seat_atype``: the kind of a of seat j (the one with ``s' = s_j``);
       ``seat_bS``, ``seat_bT``: seat j's ``b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j)``, the
       two exponents. [7]
+    - ``derived_seat``: a seat whose kind of a is its own (the last seat's ``f T^s``
+      for 4 to 6 players), or -1: except at every :data:`CHECK_EVERY`-th prime its
+      residue is 1 minus the others' and its kind's products are skipped. [6], [7]
     """
 
     d: np.uint64
@@ -90,6 +94,15 @@ class SeatInputs(NamedTuple):
     seat_atype: np.ndarray
     seat_bS: np.ndarray
     seat_bT: np.ndarray
+    derived_seat: int
+
+
+#: The seats of a race sum to 1, so a seat whose kind of a no other seat shares can be
+#: derived from the others, which saves that kind's two products (4 players: 2 of 4
+#: transforms of 8,192 points; 5 players: one of 131,072 and one of 262,144). One
+#: prime in this many (the first of each batch's run of them) computes every seat
+#: anyway, and :func:`seat_residues` checks that they sum to 1 there.
+CHECK_EVERY = 64
 
 
 def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
@@ -111,7 +124,8 @@ def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
         atype_T=np.array([split.s - sig for sig in atypes], dtype=np.int64),
         seat_atype=np.array([atypes.index(sig) for sig in split.seat_sigma], dtype=np.int64),
         seat_bS=np.array([e[2] for e in exponents], dtype=np.int64),
-        seat_bT=np.array([e[3] for e in exponents], dtype=np.int64))
+        seat_bT=np.array([e[3] for e in exponents], dtype=np.int64),
+        derived_seat=derived_seat(split.seat_sigma))
 
 
 @nb.njit(cache=True)
@@ -150,13 +164,14 @@ def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no c
 
 
 @nb.njit(cache=True)
-def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
+def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compiled
     """Every seat mod one prime p into ``out`` (Montgomery inside, plain residues out);
     returns False if p is unusable (``D_b`` not invertible mod ``chi_a``).
 
     ``x``: :class:`SeatInputs`. ``omega`` has order ``2^two_adicity`` mod p (0: no
     transforms, schoolbook products). The sections (1)-(7) are the steps of
-    docs/series.md, "The kernel, step by step".
+    docs/series.md, "The kernel, step by step". Unless ``full``, the seat
+    ``x.derived_seat`` (if any) is 1 minus the others.
     """
     pneg, one, r2 = mont_setup(p)
     dinv = minv(to_mont(U64(x.d), p, pneg, r2), p, pneg, one)
@@ -235,6 +250,8 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     # --- (6) per kind of a, a_t = f(t) S(t)^s' T(t)^(s-s'): c_k = L_a(x^k G) =
     # sum_q G_q a_(k+q+1) (k < L, a middle product), W_s = sum_i D_b[i] c_(s+i) (a correlation)
     n_atypes = x.atype_S.size
+    derived = -1 if full else x.derived_seat
+    skip_kind = x.seat_atype[derived] if derived >= 0 else -1
     W = np.zeros((n_atypes, L), dtype=np.uint64)
     la = L + m_a - 1
     av = np.zeros(la, dtype=np.uint64)
@@ -243,6 +260,8 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     fg = fixed_transform(grev, m_a, size_c, roots, nmax, p)
     fdb = fixed_transform(db, deg_b + 1, size_w, roots, nmax, p)
     for xt in range(n_atypes):
+        if xt == skip_kind:
+            continue
         nS = x.atype_S[xt]
         nT = x.atype_T[xt]
         for j in range(la):                     # av[j] = a_(j+1)
@@ -262,6 +281,8 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
     # --- (7) per seat, b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j): P_j = sum_(s<L) b_(s+1) W_s
     bv = np.zeros(L + 1, dtype=np.uint64)
     for j in range(x.seat_atype.size):
+        if j == derived:
+            continue
         nS = x.seat_bS[j]
         nT = x.seat_bT[j]
         for t in range(1, L + 1):               # bv[t] = b_t
@@ -273,13 +294,20 @@ def _one_prime(p, omega, two_adicity, x, out):  # pragma: no cover - compiled
             bv[t] = val
         acc = mdot(bv, 1, W[x.seat_atype[j]], 0, L, p, pneg, r2)
         out[j] = from_mont(acc, p, pneg)
+    if derived >= 0:                            # the seats sum to 1
+        rest = U64(1)
+        for j in range(out.size):
+            if j != derived:
+                rest = rest - out[j] if rest >= out[j] else rest + (p - out[j])
+        out[derived] = rest
     return True
 
 
 @nb.njit(cache=True)
 def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - compiled
     for i in range(primes.size):
-        valid[i] = _one_prime(primes[i], omegas[i], adicities[i], x, res[i])
+        valid[i] = _one_prime(primes[i], omegas[i], adicities[i], x, res[i],
+                              i % CHECK_EVERY == 0)
 
 
 def compiled() -> bool:
@@ -324,6 +352,8 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     prime divides a denominator). Rows of invalid primes are zero. All seats share the
     power sums, the denominators, the inverse and the sequences; the whole batch runs
     in one compiled call. ``split`` forces the number of survival factors on the a side.
+    The seats' sum checks every :data:`CHECK_EVERY`-th prime (the first of each run of
+    them); at the others one seat is derived from it (:class:`SeatInputs`).
     """
     data = chain_data(chain)
     if players < 2:
@@ -347,7 +377,7 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
         _batch(pr[idx], omegas, adicities, inputs, sub_res, sub_valid)
         res[idx] = sub_res
         valid[idx] = sub_valid
-    # the seats of a race sum to 1: a free check of every prime
+    # the seats of a race sum to 1: a check where every seat was computed
     for i in (np.nonzero(valid)[0] if check_sum else ()):
         if sum(int(x) for x in res[i]) % int(pr[i]) != 1:
             raise ArithmeticError(f"seats do not sum to 1 mod {int(pr[i])}: a bug")
