@@ -272,12 +272,27 @@ def _inverse_cost(m: int) -> float:
     return 52 * _transform_cost(_pow2(m))
 
 
+def power_sum_terms(split: Split) -> int:
+    """Terms of the power sums' recurrences in step (2) (``kernels._power_sums``):
+    ``p_m`` for m up to ``max(deg_b, deg_a, c n1)``, then for each larger part c of the
+    cycle indices the ``p_(cm)`` beyond, by the recurrence of the ``lambda^c``."""
+    need_a = split.s > 0 and split.s + 1 != split.r
+    cmax = max(split.r, split.s + 1 if need_a else 1)
+    direct = max(split.deg_b, split.deg_a if need_a else 0, cmax * split.n1, 1)
+    terms = direct
+    for c in range(2, cmax + 1):
+        count = max(split.deg_b if c <= split.r else 0,
+                    split.deg_a if need_a and c <= split.s + 1 else 0)
+        terms += max(0, count - direct // c)
+    return terms
+
+
 def split_cost(split: Split) -> float:
     """Model of the per-prime work (multiply-accumulates) of the numba kernel, every
     step of docs/series.md, "The kernel, step by step":
 
     (1) and (2) the recurrences of order n1: S to ``L + m_a`` terms (f is its
-    differences), the power sums to ``r deg_b`` (and ``(s+1) deg_a``); (3), (4) the exponentials for D_b (and
+    differences), the power sums (:func:`power_sum_terms`); (3), (4) the exponentials for D_b (and
     D_a when it differs from D and D_b); (5) ``D_b mod chi_a`` (:func:`_remainder_cost`)
     and the inverse mod chi_a (a half-gcd, :func:`_inverse_cost`); (6) per a-type two
     products by transforms (the middle product c of size ``L + m_a`` and the
@@ -285,10 +300,10 @@ def split_cost(split: Split) -> float:
     product per seat. Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
     """
     types = len(set(split.seat_sigma)) - (derived_seat(split.seat_sigma) >= 0)
-    cost = RECURRENCE_TERM * split.n1 * ((split.length + split.m_a) + split.r * split.deg_b)
+    cost = RECURRENCE_TERM * split.n1 * (split.length + split.m_a + power_sum_terms(split))
     cost += _exp_cost(split.deg_b)
     if split.s and split.s + 1 != split.r:
-        cost += _exp_cost(split.deg_a) + RECURRENCE_TERM * split.n1 * (split.s + 1) * split.deg_a
+        cost += _exp_cost(split.deg_a)
     cost += _remainder_cost(split.deg_b + 1, split.m_a)
     cost += _inverse_cost(split.m_a)
     cost += types * (_transform_cost(_pow2(split.length + split.m_a - 1))
