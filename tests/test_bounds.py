@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from examples import EXAMPLES
 from ladders.solver.games.board import make_board, preset_board
-from ladders.solver.checks.bounds import (bounds_sequence, bounds_to_digits, bounds_within, interval_bounds,
-                                          markov_bounds)
+from ladders.solver.checks.bounds import (bounds_sequence, bounds_to_digits, bounds_within,
+                                          interval_bounds, markov_bounds)
 from ladders.solver.checks.verify import check_against_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
 from ladders.solver.exact import fraction_to_decimal, mpq

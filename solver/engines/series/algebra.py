@@ -292,8 +292,9 @@ def split_cost(split: Split) -> float:
     step of docs/series.md, "The kernel, step by step":
 
     (1) and (2) the recurrences of order n1: S to ``L + m_a`` terms (f is its
-    differences), the power sums (:func:`power_sum_terms`); (3), (4) the exponentials for D_b (and
-    D_a when it differs from D and D_b); (5) ``D_b mod chi_a`` (:func:`_remainder_cost`)
+    differences), the power sums (:func:`power_sum_terms`); (3), (4) the exponentials
+    for D_b (and D_a when it differs from D and D_b); (5) ``D_b mod chi_a``
+    (:func:`_remainder_cost`)
     and the inverse mod chi_a (a half-gcd, :func:`_inverse_cost`); (6) per a-type two
     products by transforms (the middle product c of size ``L + m_a`` and the
     correlation W of size ``2L``), but for the one of :func:`derived_seat`; (7) a dot

@@ -98,8 +98,9 @@ class SeatInputs(NamedTuple):
 
 
 #: The seats of a race sum to 1, so a seat whose kind of a no other seat shares can be
-#: derived from the others, which saves that kind's two products (4 players: 2 of 4
-#: transforms of 8,192 points; 5 players: one of 131,072 and one of 262,144). One
+#: derived from the others, which saves that kind's two products (4 players: 4 of the
+#: 8 transforms of 8,192 points of step 6; 5 players: two of 131,072 points and two of
+#: 262,144). One
 #: prime in this many (the first of each batch's run of them) computes every seat
 #: anyway, and :func:`seat_residues` checks that they sum to 1 there.
 CHECK_EVERY = 64
