@@ -118,8 +118,9 @@ def throw_counts(chain: AbsorbingChain, v: list) -> tuple[list[xmpz], xmpz]:
 
 
 #: Throws after which :func:`iter_throws` goes on by the recurrence of the
-#: characteristic polynomial of C instead of the walk (at least n, the order of C).
-RECURRENCE_AFTER = 256
+#: characteristic polynomial of C instead of the walk (at least n, the order of C);
+#: before, the walk is cheaper than importing flint for that polynomial (about 40 ms).
+RECURRENCE_AFTER = 1024
 #: Most transient states for which it does: the characteristic polynomial of a larger
 #: C (flint) and a recurrence of its order stop paying for themselves.
 RECURRENCE_STATES = 200
