@@ -182,9 +182,10 @@ SERIES_MEASURE_LIMIT = 2e8
 
 
 #: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
-#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-25, hasbro with 3 to
-#: 6 players measured 3.8, 12-16, 170 and 640-700 ms a prime where the model at this
-#: unit says 3.1, 15, 163 and 696.
+#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-25 (night), hasbro
+#: with 3 to 6 players measured 2.2, 8.2-8.3, 112-115 and 458-474 ms a prime where the
+#: model at this unit says 2.6, 13.4, 118 and 633 (a plan scales its own measurement
+#: of 3-player primes by the model: 1.45, 1.01, 0.95 and 1.19 times those runs).
 SERIES_UNIT_SECONDS = 2.3e-9
 
 
