@@ -100,9 +100,8 @@ class SeatInputs(NamedTuple):
 #: The seats of a race sum to 1, so a seat whose kind of a no other seat shares can be
 #: derived from the others, which saves that kind's two products (4 players: 4 of the
 #: 8 transforms of 8,192 points of step 6; 5 players: two of 131,072 points and two of
-#: 262,144). One
-#: prime in this many (the first of each batch's run of them) computes every seat
-#: anyway, and :func:`seat_residues` checks that they sum to 1 there.
+#: 262,144). One prime in this many (the first of each batch's run of them) computes
+#: every seat anyway, and :func:`seat_residues` checks that they sum to 1 there.
 CHECK_EVERY = 64
 
 
