@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from ladders.solver.engines.series.jit import nb
-from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, fold, mac192, minv, mmul,
+from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, mdot_rev, minv, mmul,
                                                       mneg, msub, mul128, redc)
 from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup,
                                                      _times_transform, next_pow2, poly_rem)
@@ -130,12 +130,7 @@ def _school(x, y, p, pneg, r2):  # pragma: no cover - compiled
     for k in range(lz):
         lo_i = k - y.size + 1 if k - y.size + 1 > 0 else 0
         hi_i = k if k < x.size - 1 else x.size - 1
-        t = ZERO
-        h = ZERO
-        l = ZERO
-        for i in range(lo_i, hi_i + 1):
-            t, h, l = mac192(t, h, l, x[i], y[k - i])
-        z[k] = fold(t, h, l, p, pneg, r2)
+        z[k] = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, p, pneg, r2)
     return _trimmed(z)
 
 

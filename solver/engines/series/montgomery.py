@@ -23,9 +23,19 @@ from ladders.solver.engines.series.jit import nb
 # bits (one multiplication and an add-with-carry chain per term) and are reduced once,
 # which is what makes the quadratic loops cheap. numba has no 128-bit integers, so
 # mul128 and mac192 are LLVM intrinsics (zext, mul, add, trunc).
+#
+# Indices: numba lets a signed index count from the end (``a[-1]``), so an index it
+# cannot prove nonnegative (``a[start + j]``, ``b[hi - i]``) costs a test and a select
+# at every access; an unsigned one costs nothing of the kind. The inner loops that index
+# at an offset (the transforms, the dot products, the schoolbook products) count in
+# uint64: 8,192-point transforms 104 -> 66 us, a dot product of 77 terms 1.1 -> 0.7 ns
+# a term here. numba types an expression that mixes uint64 with int64 as float64, which
+# it refuses as an index: such loops take their bounds as ``U64(...)`` and their
+# constants as ONE, TWO.
 
 U64 = np.uint64
 ONE = np.uint64(1)
+TWO = np.uint64(2)
 ZERO = np.uint64(0)
 
 
@@ -175,23 +185,29 @@ def reduce_limbs(limbs, signs, p, pneg, one, r2, out):  # pragma: no cover - com
 
 @nb.njit(cache=True)
 def mdot(a, a0, b, b0, n, p, pneg, r2):  # pragma: no cover - compiled
-    """``sum_{i<n} a[a0+i] b[b0+i]`` (Montgomery in, Montgomery out), lazily reduced."""
+    """``sum_{i<n} a[a0+i] b[b0+i]`` (Montgomery in, Montgomery out), lazily reduced;
+    ``a0, b0 >= 0``."""
     t = ZERO
     h = ZERO
     l = ZERO
-    for i in range(n):
-        t, h, l = mac192(t, h, l, a[a0 + i], b[b0 + i])
+    ua = U64(a0)
+    ub = U64(b0)
+    for i in range(U64(n)):
+        t, h, l = mac192(t, h, l, a[ua + i], b[ub + i])
     return fold(t, h, l, p, pneg, r2)
 
 
 @nb.njit(cache=True)
 def mdot_rev(a, a0, b, b_hi, n, p, pneg, r2):  # pragma: no cover - compiled
-    """``sum_{i<n} a[a0+i] b[b_hi-i]`` (a convolution term), lazily reduced."""
+    """``sum_{i<n} a[a0+i] b[b_hi-i]`` (a convolution term), lazily reduced;
+    ``a0 >= 0``, ``b_hi >= n - 1``."""
     t = ZERO
     h = ZERO
     l = ZERO
-    for i in range(n):
-        t, h, l = mac192(t, h, l, a[a0 + i], b[b_hi - i])
+    ua = U64(a0)
+    ub = U64(b_hi)
+    for i in range(U64(n)):
+        t, h, l = mac192(t, h, l, a[ua + i], b[ub - i])
     return fold(t, h, l, p, pneg, r2)
 
 
