@@ -182,11 +182,11 @@ SERIES_MEASURE_LIMIT = 2e8
 
 
 #: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
-#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-25 (night), hasbro
-#: with 3 to 6 players measured 2.2, 8.2-8.3, 112-115 and 458-474 ms a prime where the
-#: model at this unit says 2.6, 13.4, 118 and 633 (a plan scales its own measurement
-#: of 3-player primes by the model: 1.45, 1.01, 0.95 and 1.19 times those runs).
-SERIES_UNIT_SECONDS = 2.3e-9
+#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-26, hasbro with 3 to
+#: 6 players measured 1.77, 6.97, 92.0 and 384 ms a prime where the model at this unit
+#: says 1.93, 7.47, 84.8 and 359 (a plan scales its own measurement of 3-player primes
+#: by the model).
+SERIES_UNIT_SECONDS = 1.7e-9
 
 
 def series_primes(data: Any, players: int) -> int:
@@ -200,17 +200,35 @@ def series_primes(data: Any, players: int) -> int:
     return math.ceil(2 * digits * math.log2(10) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
 
 
+#: Bytes the series driver holds per bit of a seat's fraction (numerator and
+#: denominator together) in its attempt at full size, and what any driver holds besides:
+#: 2.9 GB for the 616 million bits of 5 players on hasbro (``scripts/bench_driver.py`` at
+#: full size, 2026-11-25), 0.6 GB in the largest process of the 4-player run (31 million).
+SERIES_DRIVER_BYTES_PER_BIT = 4.7
+SERIES_DRIVER_BASE_BYTES = 0.5e9
+
+
+def series_driver_bytes(data: Any, players: int) -> float:
+    """The series driver's peak memory, by the size of the fractions it reconstructs:
+    6 players on hasbro, fractions of 10 billion bits, about 47 GB (the reconstruction
+    would have to be distributed, see docs/frontier.md)."""
+    from ladders.solver.engines.series import expected_digits
+    bits = 2 * expected_digits(data, players) * math.log2(10)
+    return SERIES_DRIVER_BASE_BYTES + SERIES_DRIVER_BYTES_PER_BIT * bits
+
+
 def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
     """The series engine's run from the cost model alone, in no time (no prime is run):
-    ``primes``, ``seconds_per_prime`` (one core, :data:`SERIES_UNIT_SECONDS`) and
-    ``core_seconds``, their product. ``ladders plan`` measures instead
+    ``primes``, ``seconds_per_prime`` (one core, :data:`SERIES_UNIT_SECONDS`),
+    ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`). ``ladders plan`` measures instead
     (:func:`series_figures`); this is what a solve states before it starts and what
     decides that a run is out of reach."""
     from ladders.solver.engines.series import chain_data, choose_split, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)
     per = split_cost(choose_split(data, players)) * SERIES_UNIT_SECONDS if primes else 0.0
-    return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per}
+    return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
+            "driver_bytes": series_driver_bytes(data, players) if primes else 0.0}
 
 
 def _seconds_per_prime(plan: Any, sample: int) -> float:

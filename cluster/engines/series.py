@@ -248,14 +248,20 @@ class SeriesEngine(PrimeBatchEngine):
                              "and --batch-primes are for 3 or more players")
 
     def out_of_reach(self, problem: Problem) -> str | None:
+        """More than a day even on the largest cluster of the plan, or a driver whose
+        reconstruction needs more memory than one machine has (it runs in one process)."""
         from ladders.cluster.engines import CLUSTER_SIZES, DAY
-        from ladders.solver.estimate import series_forecast
+        from ladders.solver.estimate import MACHINE_BYTES, series_forecast
         fc = series_forecast(problem.chain, problem.players)
         most = CLUSTER_SIZES[-1]
-        if fc["core_seconds"] / most <= DAY:
-            return None
-        return (f"{fc['primes']:,} primes at about {fc['seconds_per_prime']:,.2f} s each need "
-                f"{human_seconds(fc['core_seconds'] / most)} even on {most:,} workers")
+        if fc["core_seconds"] / most > DAY:
+            return (f"{fc['primes']:,} primes at about {fc['seconds_per_prime']:,.2f} s each need "
+                    f"{human_seconds(fc['core_seconds'] / most)} even on {most:,} workers")
+        if fc["driver_bytes"] > MACHINE_BYTES:
+            return (f"{fc['primes']:,} primes, and the driver's reconstruction of the fractions "
+                    f"needs about {fc['driver_bytes'] / 1e9:,.0f} GB, more than the "
+                    f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
+        return None
 
     def forecast(self, problem: Problem, workers: int | None) -> str | None:
         from ladders.cluster.engines import DAY

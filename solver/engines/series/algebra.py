@@ -217,7 +217,7 @@ def _pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-#: Model units (one unit ~ 2.3 ns on hasbro, one core, measured by
+#: Model units (one unit ~ 1.7 ns on hasbro, one core, measured by
 #: scripts/bench_kernel.py) of one butterfly of a transform, and of one term of a
 #: recurrence's dot product (lazily reduced 192-bit sums).
 BUTTERFLY = 1.2
@@ -264,12 +264,12 @@ def _remainder_cost(length: int, m: int) -> float:
 
 def _inverse_cost(m: int) -> float:
     """The inverse mod chi_a of degree m: the quadratic Euclid (~5.5 m^2) below the
-    half-gcd's threshold, else about 50 products of ``N = next_pow2(m)`` points in
-    all (measured: 9.5-12 ms at m = 3,007, 420-450 ms at 79,083; it grows as
+    half-gcd's threshold, else about 36 products of ``N = next_pow2(m)`` points in
+    all (measured 2026-11-26: 5.2 ms at m = 3,007, 287 ms at 79,083; it grows as
     ``N log N`` between them, the quadratic base cases weighing more at small m)."""
     if m <= 160:
         return 5.5 * m * m
-    return 52 * _transform_cost(_pow2(m))
+    return 36 * _transform_cost(_pow2(m))
 
 
 def power_sum_terms(split: Split) -> int:
@@ -298,7 +298,7 @@ def split_cost(split: Split) -> float:
     and the inverse mod chi_a (a half-gcd, :func:`_inverse_cost`); (6) per a-type two
     products by transforms (the middle product c of size ``L + m_a`` and the
     correlation W of size ``2L``), but for the one of :func:`derived_seat`; (7) a dot
-    product per seat. Calibrated on hasbro (one core): 1 unit ~ 2.3 ns.
+    product per seat. Calibrated on hasbro (one core): 1 unit ~ 1.7 ns.
     """
     types = len(set(split.seat_sigma)) - (derived_seat(split.seat_sigma) >= 0)
     cost = RECURRENCE_TERM * split.n1 * (split.length + split.m_a + power_sum_terms(split))
