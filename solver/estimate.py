@@ -220,9 +220,9 @@ def series_driver_bytes(data: Any, players: int) -> float:
 def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
     """The series engine's run from the cost model alone, in no time (no prime is run):
     ``primes``, ``seconds_per_prime`` (one core, :data:`SERIES_UNIT_SECONDS`),
-    ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`). ``ladders plan`` measures instead
-    (:func:`series_figures`); this is what a solve states before it starts and what
-    decides that a run is out of reach."""
+    ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`).
+    ``ladders plan`` measures instead (:func:`series_figures`); this is what a solve
+    states before it starts and what decides that a run is out of reach."""
     from ladders.solver.engines.series import chain_data, choose_split, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)

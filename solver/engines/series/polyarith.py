@@ -301,8 +301,8 @@ def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2,
     for k in range(lx + ly - 1):
         lo_i = k - ly + 1 if k - ly + 1 > 0 else 0
         hi_i = k if k < lx - 1 else lx - 1
-        z[k % size] = madd(z[k % size], mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, p, pneg, r2),
-                           p)
+        term = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, p, pneg, r2)
+        z[k % size] = madd(z[k % size], term, p)
     return z
 
 
