@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from ladders.solver.engines.series.reconstruct import Candidate, ReconstructionStream
     from ladders.solver.problem import Problem
 
-#: Primes per task: a few seconds of work on the full board for 3 players; four
-#: times as many when a prime costs more than :data:`HEAVY_PRIME` modelled operations
-#: (4 players: ~30 s a task, and a store of ~500 batches instead of ~2,000, whose
-#: manifests list every batch).
+#: Primes per task: about half a second of work on the full board for 3 players;
+#: four times as many when a prime costs more than :data:`HEAVY_PRIME` modelled units
+#: (``split_cost``, about 3.4 ms; 4 players: ~7 s a task, and a store of ~500 batches
+#: instead of ~2,000). 1,024 primes for 3 players too were measured at 33.0-43.3 s end
+#: to end against 38.5-42.2 s: the attempts that run beside the loop let more whole
+#: batches in, so no gain could be shown.
 BATCH_PRIMES = 256
-HEAVY_PRIME = 5e6
+HEAVY_PRIME = 2e6
 #: Decimal digits to which the Markov bounds must agree for 3 or more players (the
 #: answer has many more; the bounds are an independent check of its leading digits).
 BOUNDS_DIGITS = 1000
