@@ -267,7 +267,7 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
     return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
             "digits_estimate": digits, "primes": primes, "ms_per_prime": round(1000 * per, 3),
             "ms_measured": measured, "seconds": round(primes * per / workers, 1),
-            "bytes": int(primes * players * 8 + 16 * digits * math.log2(10) / 8),
+            "bytes": int(series_driver_bytes(data, players)),
             "how": f"{primes:,} primes of {SERIES_PRIME_BITS} bits on {workers} workers"}
 
 

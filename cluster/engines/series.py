@@ -283,7 +283,7 @@ class SeriesEngine(PrimeBatchEngine):
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.cluster.engines import CLUSTER_SIZES, DAY
-        from ladders.solver.estimate import series_figures
+        from ladders.solver.estimate import MACHINE_BYTES, series_figures
         fig = series_figures(chain, players, workers)
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
@@ -293,10 +293,15 @@ class SeriesEngine(PrimeBatchEngine):
                 f"{fig['ms_per_prime']:.1f} ms ({how}): {human_seconds(fig['seconds'])} on "
                 f"{workers} workers")
         most = CLUSTER_SIZES[-1]
-        slow = fig["seconds"] * workers / most > DAY
-        blocked = (f"needs {human_seconds(fig['seconds'] * workers / most)} even on {most:,} "
-                   f"workers ({fig['primes']:,} primes at {fig['ms_per_prime'] / 1000:,.2f} s "
-                   "each)") if slow else None
+        blocked = None
+        if fig["seconds"] * workers / most > DAY:
+            blocked = (f"needs {human_seconds(fig['seconds'] * workers / most)} even on {most:,} "
+                       f"workers ({fig['primes']:,} primes at {fig['ms_per_prime'] / 1000:,.2f} s "
+                       "each)")
+        elif fig["bytes"] > MACHINE_BYTES:
+            blocked = (f"needs about {fig['bytes'] / 1e9:,.0f} GB for its driver's reconstruction "
+                       f"of the fractions, more than the {MACHINE_BYTES / 1e9:,.0f} GB of one "
+                       "machine")
         return PlanRow(text, fig, fig["seconds"], scales=True, blocked=blocked)
 
     def big(self, problem: Problem) -> bool:
