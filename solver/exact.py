@@ -38,6 +38,8 @@ __all__ = [
     "mpz_from_bytes",
     "lowest_terms",
     "FractionTable",
+    "release_gil",
+    "releasing_gil",
 ]
 
 gcd = gmpy2.gcd
@@ -47,6 +49,18 @@ prev_prime = gmpy2.prev_prime
 invert = gmpy2.invert
 is_prime = gmpy2.is_prime
 f_divmod = gmpy2.f_divmod
+
+
+def release_gil() -> None:
+    """Let gmpy2 drop the interpreter lock inside this thread's big-integer operations
+    from now on, so that threads doing them run side by side (a setting of the thread's
+    own context: each thread asks for itself; a thread pool's initializer)."""
+    gmpy2.get_context().allow_release_gil = True
+
+
+def releasing_gil() -> gmpy2.context:
+    """The same for the current thread inside a ``with`` block only."""
+    return gmpy2.context(gmpy2.get_context(), allow_release_gil=True)
 
 
 def fraction_to_str(value: mpq | mpz | int) -> str:

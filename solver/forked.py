@@ -1,6 +1,7 @@
 """Independent pieces of one computation on the machine's cores, by ``fork``.
 
-gmpy2 and python-flint hold the GIL through their big-integer work, so threads do not
+gmpy2 and python-flint hold the GIL through their big-integer work (gmpy2 lets go of it
+only where a thread's context asks, as the Markov bounds' walk does), so threads do not
 spread it; a forked child shares the parent's memory (the residues, the chain's data)
 without copying or pickling it, and only its result comes back through a pipe. This is
 for short bursts inside one command (the two-player table: a second of work, split in

@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from examples import EXAMPLES
 from ladders.solver.games.board import make_board, preset_board
-from ladders.solver.checks.bounds import (bounds_sequence, bounds_to_digits, bounds_within,
-                                          interval_bounds, markov_bounds)
+from ladders.solver.checks import bounds as bounds_module
+from ladders.solver.checks.bounds import (TERMS_BATCH, bounds_sequence, bounds_to_digits,
+                                          bounds_within, markov_bounds)
 from ladders.solver.checks.verify import check_against_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
 from ladders.solver.exact import fraction_to_decimal, mpq
@@ -73,35 +74,13 @@ def test_bounds_bracket_random_boards(board, players: int, n: int) -> None:
     assert all(lo <= p <= up for lo, p, up in zip(b.lower, seats, b.upper))
 
 
-@settings(max_examples=15, deadline=None)
-@given(board=small_boards(), players=st.integers(2, 4), digits=st.integers(1, 40))
-def test_interval_bounds_contain_the_exact_bounds(board, players, digits):
-    chain = build_chain(board)
-    exact = bounds_to_digits(chain, players, digits)
-    wide = interval_bounds(chain, players, digits)
-    assert wide.settled(digits)
-    # the fixed-point walk may need a move more than the exact one, never fewer
-    assert wide.moves >= exact.moves
-    same = markov_bounds(chain, players, wide.moves)
-    assert all(lo <= x for lo, x in zip(wide.lower, same.lower))
-    assert all(up >= x for up, x in zip(wide.upper, same.upper))
-
-
-def test_interval_bounds_bracket_the_answer():
-    ex = EXAMPLES["tiny10-2"]
-    wide = interval_bounds(build_chain(ex.board), 2, 30)
-    assert wide.lower[0] <= ex.seat1 <= wide.upper[0]
-    assert wide.lower[1] <= 1 - ex.seat1 <= wide.upper[1]
-
-
 def test_bounds_pin_an_answer_that_is_a_short_decimal():
     """3/5 = 0.6 (two players, end 2, die 3): the bounds are 0.5999... and 0.6000... after
     any number of moves, so their digits never agree; the searches stop once they pin it
     (before: the exact search walked towards its million-move limit, for hours)."""
     chain = build_chain(make_board("threefifths", 0, 2, 3, "stay", []))
     assert solve_race(chain, 2).seats == [mpq(3, 5), mpq(2, 5)]
-    for bounds in (bounds_to_digits(chain, 2, 16), interval_bounds(chain, 2, 16),
-                   bounds_within(chain, 2, 16, 5.0)):
+    for bounds in (bounds_to_digits(chain, 2, 16), bounds_within(chain, 2, 16, 5.0)):
         assert not bounds.agree_digits(16) and bounds.settled(16) and bounds.budget is None
         assert bounds.pinned_seats(16) == [0, 1] and bounds.moves < 200
         assert bounds.lower[0] < mpq(3, 5) < bounds.upper[0]
@@ -113,11 +92,12 @@ def test_bounds_pin_an_answer_that_is_a_short_decimal():
 
 def test_every_seat_is_its_defining_sum() -> None:
     """lower_j(n) = sum_{t<=n} f(t) (1-F(t))^(j-1) S(t)^(k-j), term by term with
-    fractions: the integer walk derives one seat from the others and the gap."""
+    fractions: the integer walk derives one seat from the others and the gap, and its
+    products come in runs of TERMS_BATCH throws (n on both sides of the runs' ends)."""
     for chain in (HASBRO, build_chain(EXAMPLES["tiny10-2"].board)):
-        dist = length_distribution(chain, 40)
+        dist = length_distribution(chain, 2 * TERMS_BATCH + 1)
         for k in (2, 3, 4, 5, 6):
-            for n in (1, 2, 7, 40):
+            for n in (1, 2, 7, TERMS_BATCH, TERMS_BATCH + 1, 2 * TERMS_BATCH + 1):
                 b = markov_bounds(chain, k, n)
                 f = [mpq(0)] + [x for x, _ in dist[:n]]
                 F = [mpq(0)] + [x for _, x in dist[:n]]
@@ -130,6 +110,17 @@ def test_every_seat_is_its_defining_sum() -> None:
                                  for t in range(1, n + 1)), mpq(0))
                     assert b.lower[j - 1] == lower, (k, n, j)
                     assert b.upper[j - 1] == lower + (1 - F[n]) ** k
+
+
+def test_one_core_walks_as_the_threads_do(monkeypatch) -> None:
+    """Where the process has one core the walk makes its products itself, run by run,
+    instead of in a pool of threads after THREADS_AFTER throws: the same bounds, every
+    seat, k = 2..6, at every n around the runs' ends (the pool's first runs included)."""
+    monkeypatch.setattr(bounds_module, "THREADS_AFTER", 2 * TERMS_BATCH)
+    moves = 7 * TERMS_BATCH + 3
+    threaded = [bounds_sequence(HASBRO, k, moves) for k in range(2, 7)]
+    monkeypatch.setattr(bounds_module, "cores", lambda: 1)
+    assert [bounds_sequence(HASBRO, k, moves) for k in range(2, 7)] == threaded
 
 
 @settings(max_examples=30, deadline=None)

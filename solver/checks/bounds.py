@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import islice
 
-from ladders.solver.games.chain import AbsorbingChain, iter_throws, throw_counts
-from ladders.solver.exact import fraction_to_decimal, mpq, mpz
+from ladders.solver.forked import cores
+from ladders.solver.games.chain import AbsorbingChain, iter_throws
+from ladders.solver.exact import fraction_to_decimal, mpq, mpz, release_gil, releasing_gil
 
 #: Decimal digits of the common denominator ``d^(nk)`` of the bounds after n moves up
 #: to which ``ladders bounds`` computes them: the cost of a move grows with them (hasbro
@@ -215,49 +220,114 @@ class _Walked:
                       [mpq(up, den) for _, up in ends])
 
 
-def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[_Walked]:
-    """Yield the bounds after n = 1, 2, ... throws (:class:`_Walked`).
+#: Throws whose big products one task of the walk's thread pool makes (:func:`_terms`).
+TERMS_BATCH = 64
+#: Batches in flight ahead of the one the walk is summing.
+TERMS_AHEAD = 4
+#: Throws the walk makes alone before it starts its threads: until then the numbers are
+#: small and threads cost more than they save (3 players to 100 digits: 1,923 throws).
+THREADS_AFTER = 2048
 
-    Seat j's term at throw t is ``a_t s_t^j (d s_(t-1))^(k-1-j)`` (the powers of
-    ``d s_(t-1)`` are the last throw's powers of s times powers of d), and one seat in
-    the middle, whose term would cost two products, follows from the identity
-    ``sum_j sums[j] + s_n^k = d^{nk}`` when the bounds are made, as does the gap: a throw
-    costs ``2k - 4`` products of big numbers and a square (3 players: 2 and 1, where
-    each seat's own term and the gap took 10).
-    """
+
+def _terms(players: int, throws: list[tuple[mpz, mpz]], s_before: mpz, d: mpz) -> list[list[mpz]]:
+    """The big products of a run of throws: for each ``(a_t, s_t)`` the terms
+    ``a_t s_t^j (d s_(t-1))^(k-1-j)`` of every seat j but the middle one, ``k // 2``
+    (two players: ``[a_t^2]``); ``s_before`` is the ``s`` of the throw before the first.
+
+    The powers of ``d s_(t-1)`` are the last throw's powers of s times powers of d (3
+    players: a throw costs a square of b bits and two products of b by 2b bits), so
+    runs of throws are independent of each other: the walk hands them to threads
+    (:func:`_iter_terms`)."""
     k = players
-    d = mpz(chain.die)
-    dk = d ** k
-    denom = mpz(1)
     if k == 2:
-        total = mpz(0)
-        for n, (a, s) in enumerate(iter_throws(chain), start=1):
-            denom *= dk
-            total = total * dk + a * a
-            yield _Walked(2, n, [total], s, denom)
-        return
+        return [[a * a] for a, _ in throws]
     mid = k // 2
-    sums: list[mpz | None] = [mpz(0)] * k
-    sums[mid] = None
     d_pow = [d ** m for m in range(k)]
-    last = list(d_pow)                          # (d s_(t-1))^m, m < k; s_0 = 1
-    for n, (a, s) in enumerate(iter_throws(chain), start=1):
-        denom *= dk
+    s_pow = [s_before ** m for m in range(k)]
+    out = []
+    for a, s in throws:
+        last = [s_pow[m] * d_pow[m] for m in range(k)]          # (d s_(t-1))^m
         s_pow = [mpz(1), s]
         for _ in range(k - 2):
-            s_pow.append(s_pow[-1] * s)         # s^0 .. s^(k-1)
+            s_pow.append(s_pow[-1] * s)                         # s_t^0 .. s_t^(k-1)
+        row = []
         for j in range(k):
             if j == mid:
                 continue
             if j == 0:
-                term = a * last[k - 1]
+                row.append(a * last[k - 1])
             elif j == k - 1:
-                term = a * s_pow[k - 1]
+                row.append(a * s_pow[k - 1])
             else:
-                term = a * (s_pow[j] * last[k - 1 - j])
-            sums[j] = sums[j] * dk + term
-        yield _Walked(k, n, list(sums), s, denom)
-        last = [s_pow[m] * d_pow[m] for m in range(k)]
+                row.append(a * (s_pow[j] * last[k - 1 - j]))
+        out.append(row)
+    return out
+
+
+def _iter_terms(chain: AbsorbingChain, players: int) -> Iterator[tuple[mpz, list[mpz]]]:
+    """Yield ``(s_t, terms)`` for t = 1, 2, ... (:func:`_terms`), the terms made
+    :data:`TERMS_BATCH` throws at a time; after :data:`THREADS_AFTER` throws by a pool of
+    two threads where the process has two cores or more.
+
+    gmpy2 lets go of the interpreter lock inside its operations when the thread's context
+    says so (``allow_release_gil``), so the pool's products run beside each other and
+    beside this thread's walk, the recurrence of :func:`iter_throws`. Its products are
+    small, but they let go of the lock too: the pool's threads then get it back between
+    their products at once instead of after the interpreter's switch interval (with the
+    walk keeping the lock, two players to 1,000 digits took 2.8-2.9 s against 2.5 s
+    alone; letting go, 2.0 s). On hasbro to 1,000 digits, with 3 players the walk is
+    0.8 s and the products 2.6 s of one core; the two cores of this machine slow each
+    other's products by about 1.3x.
+    """
+    d = mpz(chain.die)
+    throws = iter_throws(chain)
+    s_before, made = mpz(1), 0
+    while cores() < 2 or made < THREADS_AFTER:
+        batch = list(islice(throws, TERMS_BATCH))
+        for (_, s), row in zip(batch, _terms(players, batch, s_before, d)):
+            yield s, row
+        s_before, made = batch[-1][1], made + len(batch)
+    pending: deque[tuple[list[tuple[mpz, mpz]], Future]] = deque()
+    with releasing_gil(), ThreadPoolExecutor(2, thread_name_prefix="ladders-bounds",
+                                             initializer=release_gil) as pool:
+        try:
+            while True:
+                while len(pending) < TERMS_AHEAD:
+                    batch = list(islice(throws, TERMS_BATCH))
+                    pending.append((batch, pool.submit(_terms, players, batch, s_before, d)))
+                    s_before = batch[-1][1]
+                batch, future = pending.popleft()
+                for (_, s), row in zip(batch, future.result()):
+                    yield s, row
+        finally:
+            for _, future in pending:
+                future.cancel()
+
+
+def _iter_bounds(chain: AbsorbingChain, players: int) -> Iterator[_Walked]:
+    """Yield the bounds after n = 1, 2, ... throws (:class:`_Walked`).
+
+    Seat j's term at throw t is ``a_t s_t^j (d s_(t-1))^(k-1-j)`` (:func:`_terms`), and
+    one seat in the middle, whose term would cost two products, follows from the
+    identity ``sum_j sums[j] + s_n^k = d^{nk}`` when the bounds are made, as does the
+    gap: a throw costs ``2k - 4`` products of big numbers and a square (3 players: 2 and
+    1, where each seat's own term and the gap took 10), made in threads
+    (:func:`_iter_terms`); here they are summed, Horner's way, over ``d^{nk}``.
+    """
+    k = players
+    dk = mpz(chain.die) ** k
+    denom = mpz(1)
+    sums: list[mpz | None] = [mpz(0)] * (1 if k == 2 else k)
+    seats = [0] if k == 2 else [j for j in range(k) if j != k // 2]
+    if k > 2:
+        sums[k // 2] = None
+    terms = _iter_terms(chain, k)
+    with closing(terms):
+        for n, (s, row) in enumerate(terms, start=1):
+            denom *= dk
+            for j, term in zip(seats, row):
+                sums[j] = sums[j] * dk + term
+            yield _Walked(k, n, list(sums), s, denom)
 
 
 def _trivial(players: int) -> Bounds:
@@ -283,11 +353,12 @@ def markov_bounds(chain: AbsorbingChain, players: int, moves: int,
         raise ValueError(f"moves must be at least 0, got {moves}")
     if moves == 0:
         return _trivial(players)
-    for walked in _iter_bounds(chain, players):
-        if progress is not None and walked.n % 64 == 0:
-            progress(walked.n, moves)
-        if walked.n == moves:
-            return walked.bounds()
+    with closing(_iter_bounds(chain, players)) as walk:
+        for walked in walk:
+            if progress is not None and walked.n % 64 == 0:
+                progress(walked.n, moves)
+            if walked.n == moves:
+                return walked.bounds()
     raise AssertionError("unreachable: iter_throws never ends")
 
 
@@ -301,10 +372,11 @@ def bounds_sequence(chain: AbsorbingChain, players: int, moves: int) -> list[Bou
     if moves < 1:
         raise ValueError(f"moves must be at least 1, got {moves}")
     out = []
-    for walked in _iter_bounds(chain, players):
-        out.append(walked.bounds())
-        if walked.n == moves:
-            return out
+    with closing(_iter_bounds(chain, players)) as walk:
+        for walked in walk:
+            out.append(walked.bounds())
+            if walked.n == moves:
+                return out
     raise AssertionError("unreachable: iter_throws never ends")
 
 
@@ -346,74 +418,19 @@ def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | N
         raise ValueError(f"digits must be at least 1, got {digits}")
     scale = mpz(10) ** digits
     log2_10 = math.log2(10)
-    for walked in _iter_bounds(chain, players):
-        n = walked.n
-        if walked.narrower_than(scale) and walked.may_settle(digits):
-            bounds = walked.bounds()
-            if bounds.settled(digits):
-                return bounds
-        if n % 64 == 0:
-            if progress is not None:
-                gap_bits = walked.gap.bit_length()
-                progress(n, max(0, int((walked.denom.bit_length() - gap_bits) / log2_10)))
-            if deadline is not None and time.monotonic() > deadline:
+    with closing(_iter_bounds(chain, players)) as walk:
+        for walked in walk:
+            n = walked.n
+            if walked.narrower_than(scale) and walked.may_settle(digits):
+                bounds = walked.bounds()
+                if bounds.settled(digits):
+                    return bounds
+            if n % 64 == 0:
+                if progress is not None:
+                    gap_bits = walked.gap.bit_length()
+                    progress(n, max(0, int((walked.denom.bit_length() - gap_bits) / log2_10)))
+                if deadline is not None and time.monotonic() > deadline:
+                    return walked.bounds()
+            if max_moves is not None and n >= max_moves:
                 return walked.bounds()
-        if max_moves is not None and n >= max_moves:
-            return walked.bounds()
     raise AssertionError("unreachable: iter_throws never ends")
-
-
-def interval_bounds(chain: AbsorbingChain, players: int, digits: int,
-                    max_moves: int = 1_000_000, seconds: float | None = None) -> Bounds:
-    """Rigorous bounds that agree to ``digits`` decimals, in fixed point.
-
-    The same Markov bounds as :func:`bounds_to_digits`, widened by the rounding of a
-    fixed-point walk: the distribution after t throws is kept as integers scaled by
-    ``2^B`` (``B = digits log2(10) + 96``), each step rounded down. Every entry is then
-    below the true one, and since each row of ``C/d`` sums to at most 1 the total shortfall
-    grows by at most n (one unit per entry) a step: at most ``n t`` units after t throws.
-    Lower bounds use the rounded values, upper bounds the rounded values plus that
-    shortfall, rounded up; so ``lower <= exact lower(t) <= P_j <= exact upper(t) <=
-    upper``. (Where the answer is a decimal of at most ``digits`` places the bounds
-    stop once they pin it, :meth:`Bounds.pinned_seats`: the rounding widens them by
-    about ``n t 2^-96 10^-digits``, far below the ``10^-(digits + 16)`` asked.)
-    The numbers stay at B bits instead of growing by ``k log2(d)`` bits a move,
-    which makes this several times faster than the exact bounds on long walks (3
-    players on hasbro to 1,000 digits: 19,008 moves either way). With ``seconds``, a
-    walk that takes longer returns the (valid, not yet agreeing) bounds it reached.
-    """
-    check_players(players)
-    if digits < 1:
-        raise ValueError(f"digits must be at least 1, got {digits}")
-    k, n, d = players, len(chain.states), chain.die
-    bits = math.ceil(digits * math.log2(10)) + 96
-    one = mpz(1) << bits
-    shift = bits * (k - 1)
-    target = mpz(10) ** digits
-    v = [mpz(0)] * n
-    v[chain.start_index] = one
-    lo, hi = [mpz(0)] * k, [mpz(0)] * k
-    s_prev, prev_err = one, 0
-    deadline = None if seconds is None else time.monotonic() + seconds
-    for t in range(1, max_moves + 1):
-        new, absorbed = throw_counts(chain, v)
-        a = mpz(absorbed) // d
-        v = [mpz(x) // d for x in new]
-        s = sum(v, mpz(0))
-        err = n * t + 1                # shortfall of a, s (and of s_prev: prev_err)
-        a_hi, s_hi, p_hi = a + err, s + err, s_prev + prev_err
-        for j in range(k):
-            lo[j] += (a * s ** j * s_prev ** (k - 1 - j)) >> shift
-            hi[j] -= (-(a_hi * s_hi ** j * p_hi ** (k - 1 - j))) >> shift      # ceiling
-        gap = -((-(s_hi ** k)) >> shift)
-        s_prev, prev_err = s, err
-        if deadline is not None and t % 64 == 0 and time.monotonic() > deadline:
-            return Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi],
-                          budget=seconds)
-        if gap * target < one:
-            bounds = Bounds(k, t, [mpq(x, one) for x in lo], [mpq(h + gap, one) for h in hi])
-            if bounds.settled(digits):
-                return bounds
-        if t >= max_moves:
-            break
-    raise ValueError(f"bounds did not agree to {digits} digits within {max_moves} moves")
