@@ -1,0 +1,63 @@
+"""numba's cache across modules: a cached caller must not keep an old callee's code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ladders.solver.engines.series import jit
+
+CALLER = """from numba import njit
+from pkg.callee import g
+
+
+@njit(cache=True)
+def f(x):
+    return g(x) * 2
+"""
+
+CALLEE = """from numba import njit
+
+
+@njit(cache=True)
+def g(x):
+    return x + {step}
+"""
+
+RUN = """import sys
+sys.path.insert(0, {root!r})
+from ladders.solver.engines.series.jit import refresh_cache
+dropped = refresh_cache({folder!r}) if {refresh} else None
+from pkg.caller import f
+print(f(1), dropped)
+"""
+
+
+def _run(root: Path, refresh: bool) -> tuple[int, str]:
+    """f(1) and what refresh_cache returned, in a fresh process (numba's cache in the
+    package's own __pycache__, as for an installed ladders)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    code = RUN.format(root=str(root), folder=str(root / "pkg"), refresh=refresh)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300, check=True).stdout.split()
+    return int(out[0]), out[1]
+
+
+def test_a_changed_callee_in_another_module_is_compiled_again(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "caller.py").write_text(CALLER)
+    (pkg / "callee.py").write_text(CALLEE.format(step=1))
+    assert _run(tmp_path, refresh=True) == (4, "False")      # compiled and cached
+    assert (pkg / "__pycache__" / jit.STAMP).read_text().strip() == jit.sources_digest(str(pkg))
+    assert any(p.suffix == ".nbi" for p in (pkg / "__pycache__").iterdir())
+    assert _run(tmp_path, refresh=True) == (4, "False")      # the cache is current: kept
+    (pkg / "callee.py").write_text(CALLEE.format(step=2))     # an upgrade in place
+    # numba alone keeps the caller's cached code, old callee and all (numba issue 6845):
+    # g(1) = 3 now, yet f(1) is still 4
+    assert _run(tmp_path, refresh=False) == (4, "None")
+    assert _run(tmp_path, refresh=True) == (6, "True")       # dropped, compiled again
+    assert _run(tmp_path, refresh=True) == (6, "False")
