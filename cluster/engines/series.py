@@ -331,8 +331,8 @@ class SeriesEngine(PrimeBatchEngine):
             return TwoPlayers(problem, request.table)
         from ladders.solver.engines.series.kernels import compiled
         if not compiled():
-            click.echo("ladders: compiling the series kernels first (once for this install or upgrade, "
-                       "about a minute; Ctrl-C twice stops it)", err=True)
+            click.echo("ladders: compiling the series kernels first (once for this install or "
+                       "upgrade, about a minute; Ctrl-C twice stops it)", err=True)
         return super().open_work(store, problem, request, progress, should_stop)
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
