@@ -348,8 +348,12 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     return True
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - compiled
+    # without the interpreter lock: a batch is minutes of one core at 5 and 6 players,
+    # during which a Dask worker's event loop must go on (its heartbeats; and a local
+    # worker whose driver was killed outright ends when it sees the scheduler gone:
+    # holding the lock, it went on to the batch's end, 95 s at 5 players)
     for i in range(primes.size):
         valid[i] = _one_prime(primes[i], omegas[i], adicities[i], x, res[i],
                               i % CHECK_EVERY == 0)
