@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ladders.cluster.engines import (Answer, Engine, PlanRow, SolveRequest, get_engine,
-                                     human_seconds)
+from ladders.cluster.engines import (CLUSTER_SIZES, DAY, Answer, Engine, PlanRow,
+                                     SolveRequest, get_engine, human_seconds)
 from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, batch_option
 from ladders.cluster.loops import Item, OneStep
 
@@ -217,6 +217,23 @@ class TwoPlayers(OneStep):
                       {"stages": stages, "states": len(chain.states)})
 
 
+def run_needs(primes: int, seconds_per_prime: float, driver_bytes: float) -> str | None:
+    """What makes a series run impossible, said as what it needs (None: nothing does):
+    more than a day even on the largest cluster of the plan (:data:`CLUSTER_SIZES`), or
+    more memory for its driver's reconstruction of the fractions, which runs in one
+    process, than one machine has (:data:`MACHINE_BYTES`). The solve's refusal (the cost
+    model's figures) and ``ladders plan``'s row (measured ones) both ask this."""
+    from ladders.solver.estimate import MACHINE_BYTES
+    most = CLUSTER_SIZES[-1]
+    if primes * seconds_per_prime / most > DAY:
+        return (f"needs {human_seconds(primes * seconds_per_prime / most)} even on {most:,} "
+                f"workers ({primes:,} primes at {seconds_per_prime:,.2f} s each)")
+    if driver_bytes > MACHINE_BYTES:
+        return (f"needs about {driver_bytes / 1e9:,.0f} GB for its driver's reconstruction of "
+                f"the fractions, more than the {MACHINE_BYTES / 1e9:,.0f} GB of one machine")
+    return None
+
+
 class SeriesEngine(PrimeBatchEngine):
     name = "series"
     work_type = SeriesWork
@@ -250,23 +267,13 @@ class SeriesEngine(PrimeBatchEngine):
                              "and --batch-primes are for 3 or more players")
 
     def out_of_reach(self, problem: Problem) -> str | None:
-        """More than a day even on the largest cluster of the plan, or a driver whose
-        reconstruction needs more memory than one machine has (it runs in one process)."""
-        from ladders.cluster.engines import CLUSTER_SIZES, DAY
-        from ladders.solver.estimate import MACHINE_BYTES, series_forecast
+        """:func:`run_needs` from the cost model's figures (no prime is run)."""
+        from ladders.solver.estimate import series_forecast
         fc = series_forecast(problem.chain, problem.players)
-        most = CLUSTER_SIZES[-1]
-        if fc["core_seconds"] / most > DAY:
-            return (f"{fc['primes']:,} primes at about {fc['seconds_per_prime']:,.2f} s each need "
-                    f"{human_seconds(fc['core_seconds'] / most)} even on {most:,} workers")
-        if fc["driver_bytes"] > MACHINE_BYTES:
-            return (f"{fc['primes']:,} primes, and the driver's reconstruction of the fractions "
-                    f"needs about {fc['driver_bytes'] / 1e9:,.0f} GB, more than the "
-                    f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
-        return None
+        needs = run_needs(fc["primes"], fc["seconds_per_prime"], fc["driver_bytes"])
+        return None if needs is None else f"the run {needs}"
 
     def forecast(self, problem: Problem, workers: int | None) -> str | None:
-        from ladders.cluster.engines import DAY
         from ladders.solver.estimate import series_forecast
         fc = series_forecast(problem.chain, problem.players)
         if fc["core_seconds"] < 600:
@@ -282,8 +289,7 @@ class SeriesEngine(PrimeBatchEngine):
         return text
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        from ladders.cluster.engines import CLUSTER_SIZES, DAY
-        from ladders.solver.estimate import MACHINE_BYTES, series_figures
+        from ladders.solver.estimate import series_figures
         fig = series_figures(chain, players, workers)
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
@@ -292,16 +298,7 @@ class SeriesEngine(PrimeBatchEngine):
         text = (f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['primes']:,} primes at "
                 f"{fig['ms_per_prime']:.1f} ms ({how}): {human_seconds(fig['seconds'])} on "
                 f"{workers} workers")
-        most = CLUSTER_SIZES[-1]
-        blocked = None
-        if fig["seconds"] * workers / most > DAY:
-            blocked = (f"needs {human_seconds(fig['seconds'] * workers / most)} even on {most:,} "
-                       f"workers ({fig['primes']:,} primes at {fig['ms_per_prime'] / 1000:,.2f} s "
-                       "each)")
-        elif fig["bytes"] > MACHINE_BYTES:
-            blocked = (f"needs about {fig['bytes'] / 1e9:,.0f} GB for its driver's reconstruction "
-                       f"of the fractions, more than the {MACHINE_BYTES / 1e9:,.0f} GB of one "
-                       "machine")
+        blocked = run_needs(fig["primes"], fig["ms_per_prime"] / 1000, fig["bytes"])
         return PlanRow(text, fig, fig["seconds"], scales=True, blocked=blocked)
 
     def big(self, problem: Problem) -> bool:
