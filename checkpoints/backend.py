@@ -149,7 +149,16 @@ class LocalBackend:
         return time.time() - self._path(key).stat().st_mtime
 
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+        # a late worker (a cancelled task still running) may rename or remove its
+        # temporary file between the listing and the stat: it is not counted
+        total = 0
+        for folder, _, names in os.walk(self.root):
+            for name in names:
+                try:
+                    total += os.stat(os.path.join(folder, name)).st_size
+                except FileNotFoundError:
+                    pass
+        return total
 
     def check(self) -> None:
         if self.root.exists() and not self.root.is_dir():
