@@ -20,6 +20,7 @@ compiled from (a digest kept beside the cache).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -113,14 +114,18 @@ def refresh_cache(folder: str) -> bool:
             try:
                 os.remove(os.path.join(cache, name))
                 dropped = True
-            except FileNotFoundError:   # another process dropped it first
+            except OSError:     # another process dropped it first, or it is not ours
                 pass
+    written = ""
     try:
         with tempfile.NamedTemporaryFile("w", dir=cache, delete=False) as f:
+            written = f.name
             f.write(digest + "\n")
-        os.replace(f.name, stamp)
-    except OSError:
-        pass
+        os.replace(written, stamp)
+    except OSError:             # no stamp: the next process looks again
+        if written:
+            with contextlib.suppress(OSError):
+                os.remove(written)
     return dropped
 
 
