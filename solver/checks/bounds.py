@@ -281,8 +281,9 @@ def _iter_terms(chain: AbsorbingChain, players: int) -> Iterator[tuple[mpz, list
     """
     d = mpz(chain.die)
     throws = iter_throws(chain)
+    alone = cores() < 2
     s_before, made = mpz(1), 0
-    while cores() < 2 or made < THREADS_AFTER:
+    while alone or made < THREADS_AFTER:
         batch = list(islice(throws, TERMS_BATCH))
         for (_, s), row in zip(batch, _terms(players, batch, s_before, d)):
             yield s, row
