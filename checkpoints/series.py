@@ -8,7 +8,9 @@ segment ``residues/bKKKKK-<attempt>`` with three plain arrays (crc32c on each ch
 
 - ``primes``   uint64 ``(B,)``
 - ``valid``    uint8 ``(B,)``: 0 where the prime divides a denominator (skipped)
-- ``residues`` uint64 ``(B, players)``: seat j's probability mod p
+- ``residues`` uint64 ``(B, columns)``: seat j's probability mod p, and for three
+  players a last column, the denominator multiple M mod p
+  (:attr:`~ladders.solver.engines.series.SeriesPlan.columns`)
 
 The driver commits a manifest listing the batch with the segment's digest; only then
 does the batch count. A batch run twice leaves one unreferenced segment, which

@@ -117,9 +117,9 @@ class Checks(threading.Thread):
     while the workers compute (the driver only waits for receipts meanwhile); in a
     serial run, after the work."""
 
-    def __init__(self, engine: Engine, problem: Problem) -> None:
+    def __init__(self, engine: Engine, problem: Problem, threads: bool = True) -> None:
         super().__init__(name="ladders-checks", daemon=True)
-        self.engine, self.problem = engine, problem
+        self.engine, self.problem, self.threads = engine, problem, threads
         self.bounds: Any = None
         self.checker = engine.run_cross(problem)
         self.cross = None if self.checker is None else self.checker.name
@@ -134,7 +134,8 @@ class Checks(threading.Thread):
         try:
             t0 = time.perf_counter()
             digits, budget = self.engine.bounds_digits(self.problem)
-            self.bounds = bounds_within(self.problem.chain, self.problem.players, digits, budget)
+            self.bounds = bounds_within(self.problem.chain, self.problem.players, digits, budget,
+                                        self.threads)
             t1 = time.perf_counter()
             self.seconds["bounds"] = t1 - t0
             if self.checker is not None:
@@ -221,7 +222,9 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
     """The session: lock, run, answer, verify, record (see the module docstring)."""
     with _locked(store):
         work = engine.open_work(store, problem, request, progress, should_stop)
-        checks = Checks(engine, problem)
+        # beside a local cluster's workers, whose processes take every core, the bounds
+        # walk in one thread (its threads would only cost CPU there)
+        checks = Checks(engine, problem, threads=executor == "serial" or request.spec.remote)
         startup = 0.0
 
         def report() -> None:

@@ -190,14 +190,15 @@ SERIES_UNIT_SECONDS = 1.7e-9
 
 
 def series_primes(data: Any, players: int) -> int:
-    """Primes a run of the series engine is expected to need: both halves of every
-    seat's fraction at :data:`SERIES_PRIME_BITS` bits a prime, with the overshoot of
-    the reconstruction's growing attempts (0 for two players: solved over Q)."""
-    from ladders.solver.engines.series import expected_digits
+    """Primes a run of the series engine is expected to need: the bits of its modulus
+    (:func:`~ladders.solver.engines.series.needed_bits`: three players, the
+    denominator multiple; more, both halves of every seat's fraction) at
+    :data:`SERIES_PRIME_BITS` bits a prime, with the overshoot of the reconstruction's
+    growing attempts (0 for two players: solved over Q)."""
+    from ladders.solver.engines.series import needed_bits
     if players == 2:
         return 0
-    digits = expected_digits(data, players)
-    return math.ceil(2 * digits * math.log2(10) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
+    return math.ceil(needed_bits(data, players) / SERIES_PRIME_BITS * SERIES_OVERSHOOT)
 
 
 #: Bytes the series driver holds per bit of a seat's fraction (numerator and
@@ -235,7 +236,7 @@ def _seconds_per_prime(plan: Any, sample: int) -> float:
     """Seconds of one prime of ``plan``, measured on ``sample`` primes after one that
     loads (or compiles) the kernel."""
     from ladders.solver.engines.series import prime_sequence
-    batch = prime_sequence(1, sample + 1, plan.two_adicity)
+    batch = prime_sequence(1, sample + 1, plan.two_adicity, plan.multiple)
     plan.residues(batch[:1])
     t0 = time.perf_counter()
     plan.residues(batch[1:])

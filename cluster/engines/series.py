@@ -48,6 +48,11 @@ BOUNDS_DIGITS = 1000
 #: At most this long for those bounds (boards where they converge slowly report the
 #: digits reached instead: a slow board must not hold the answer back for hours).
 BOUNDS_SECONDS = 60.0
+#: Runs whose modulus is expected below this many bits attempt in line, in this process
+#: (3 players on hasbro: the CRT of 10,240 primes and the checks, 0.22 s): beside the
+#: loop, with the groups as tasks reading the store, the batches that kept coming during
+#: the last attempt were wasted (44 batches where 40 were needed).
+INLINE_BITS = 4_000_000
 #: Modelled multiply-adds of one prime (degrees a x b) beyond which a run without a
 #: store or cluster asked for still goes to a local Dask cluster: many primes to do.
 DASK_DEGREES = 100_000
@@ -60,7 +65,8 @@ class SeriesWork(BatchWork):
     On a Dask cluster the reconstruction attempts run beside the loop (a thread of this
     process, the tree below the groups as tasks on the workers: :func:`group_mapper`),
     so that the workers go on with batches while an attempt at millions of digits runs;
-    in this process (serial), an attempt runs when it is due, between two batches.
+    in this process (serial), or when the modulus stays below :data:`INLINE_BITS`, an
+    attempt runs when it is due, between two batches.
     """
 
     def __init__(self, store: RunStore) -> None:
@@ -80,11 +86,16 @@ class SeriesWork(BatchWork):
 
     def attach(self, client: Any) -> None:
         super().attach(client)
-        self.stream.mapper = group_mapper(client, self.store)
+        if not self.inline():
+            self.stream.mapper = group_mapper(client, self.store)
+
+    def inline(self) -> bool:
+        """Whether attempts run in line: no cluster, or a small modulus."""
+        return self.client is None or self.stream.expected_bits < INLINE_BITS
 
     def sequence(self) -> Iterator[int]:
         from ladders.solver.engines.series import ntt_primes
-        return ntt_primes(self.seed, self.plan.two_adicity)
+        return ntt_primes(self.seed, self.plan.two_adicity, self.plan.multiple)
 
     def batch_task(self, k: int, primes: list[int]) -> Callable[..., dict[str, Any]]:
         from ladders.checkpoints.series import run_series_batch
@@ -110,7 +121,7 @@ class SeriesWork(BatchWork):
             self._attempt = None
         if stream.values is None and stream.due():
             snapshot = stream.snapshot()
-            if self.client is None:
+            if self.inline():
                 stream.record(stream.try_snapshot(snapshot))
             else:
                 self._attempt = Attempt(stream, snapshot)

@@ -93,6 +93,7 @@ import numpy as np
 
 from ladders.solver.engines.series.algebra import (ChainData, Split, chain_data, two_player_system,
                                                  check_table, choose_split, make_split,
+                                                 multiple_bits, multiple_exponent,
                                                  split_cost, two_player_exact_fmpq)
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt_simple, crt_tree,
                                                      ntt_pool, ntt_primes, random_primes,
@@ -115,6 +116,7 @@ __all__ = [
     "ChainData", "Split", "chain_data", "choose_split", "make_split", "split_cost",
     "check_table", "two_player_exact_fmpq", "crt_simple", "crt_tree", "random_primes",
     "ntt_primes", "ntt_pool", "HOLDOUT", "engine_stream", "run_stream", "SERIES_FIT", "expected_digits",
+    "needed_bits",
     "rational_reconstruct", "rational_reconstruct_bounded", "rational_reconstruct_simple",
     "ReconstructionStream", "seat_residues", "two_player_table", "ExactResult",
     "k_player_solve", "k_player_exact", "two_player_exact", "SeriesPlan", "plan_series",
@@ -124,11 +126,13 @@ __all__ = [
 
 
 def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
-                  split: int | None = None, check_sum: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Every seat modulo each prime (see :func:`.kernels.seat_residues`); the compiled
-    kernels, and numba with them, load at the first call, not at import."""
+                  split: int | None = None, check_sum: bool = True,
+                  multiple: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Every seat (and the denominator multiple, if asked) modulo each prime (see
+    :func:`.kernels.seat_residues`); the compiled kernels, and numba with them, load at
+    the first call, not at import."""
     from ladders.solver.engines.series.kernels import seat_residues as run
-    return run(chain, players, primes, split=split, check_sum=check_sum)
+    return run(chain, players, primes, split=split, check_sum=check_sum, multiple=multiple)
 
 
 def two_player_table(chain, primes_source: Iterable[int] | int | None = None,
@@ -152,6 +156,8 @@ class ExactResult:
     residue_seconds: float
     reconstruct_seconds: float
     split: int
+    #: found over the denominator multiple of three players (no rational reconstruction)
+    via_multiple: bool = False
 
 
 def k_player_solve(chain, players: int, primes_source: Iterable[int] | int | None = None, *,
@@ -169,18 +175,21 @@ def k_player_solve(chain, players: int, primes_source: Iterable[int] | int | Non
     pool = 5.3e16
     data = chain_data(chain)
     sp = choose_split(data, players) if split is None else make_split(data, players, split)
+    multiple = False
     if primes_source is None or isinstance(primes_source, int):
-        primes_source = ntt_primes(primes_source, sp.two_adicity)
-        pool = ntt_pool(sp.two_adicity)
+        # the engine's own primes: 2 mod 3 where the split gives a denominator multiple
+        multiple = sp.multiple
+        primes_source = ntt_primes(primes_source, sp.two_adicity, multiple)
+        pool = ntt_pool(sp.two_adicity, multiple)
     it = iter(primes_source)
-    stream = ReconstructionStream(players, holdout=holdout, ratio=ratio, must_sum_to_one=True,
-                                  pool=pool)
+    stream = ReconstructionStream(players + multiple, holdout=holdout, ratio=ratio,
+                                  must_sum_to_one=True, pool=pool, multiple=multiple)
     t_res = 0.0
     size = batch
     while True:
         primes = [next(it) for _ in range(size)]
         t1 = time.perf_counter()
-        res, valid = seat_residues(data, players, primes, split=sp.s)
+        res, valid = seat_residues(data, players, primes, split=sp.s, multiple=multiple)
         t_res += time.perf_counter() - t1
         if stream.add(primes, res, valid):
             break
@@ -190,11 +199,13 @@ def k_player_solve(chain, players: int, primes_source: Iterable[int] | int | Non
         ahead = (stream.next_bits - stream.bits) // 61 + 1
         size = max(batch, min(2 * size, max_batch, ahead))
     return ExactResult(stream.values, stream.prime_count, stream.skipped, stream.attempts,
-                       stream.rejected, time.perf_counter() - t0, t_res, stream.attempt_seconds, sp.s)
+                       stream.rejected, time.perf_counter() - t0, t_res, stream.attempt_seconds, sp.s,
+                       stream.via_multiple)
 
 
 def k_player_exact(chain, players: int, primes_source: Iterable[int] | int | None = None) -> list[mpq]:
-    """Every seat's exact win probability (seat 1 moves first); they sum to exactly 1."""
+    """Every seat's exact win probability (seat 1 moves first); they sum to exactly 1.
+    The engine's own primes: with the denominator multiple of three players."""
     return k_player_solve(chain, players, primes_source).seats
 
 
@@ -215,7 +226,8 @@ def two_player_exact(chain, primes_source: Iterable[int] | int | None = None) ->
 # ----------------------------------------------------------------------------------
 
 #: Bumped whenever the residues of a (chain, players, split) change, so that a store
-#: of an older kernel is refused.
+#: of an older kernel is refused. (A plan with the denominator multiple of three
+#: players has it in its digest as well: its primes and columns differ.)
 KERNEL_VERSION = 2      # 2: transform primes (ntt_primes), Sym^(s+1) on the a side
 
 
@@ -224,7 +236,9 @@ class SeriesPlan:
     """What a series run computes: one player's chain data, the split, and the degrees
     (``degree_a``: the annihilator chi_a, the modulus of the polynomial arithmetic;
     ``degree_b``: D_b, the common denominator of the b side). ``digest`` ties a store
-    to the chain, the players, the split and the kernel."""
+    to the chain, the players, the split and the kernel. ``multiple``: the residues
+    have one more column, the denominator multiple M of three players
+    (:func:`~.algebra.multiple_exponent`), and the primes are 2 mod 3."""
 
     players: int
     split: int
@@ -233,11 +247,18 @@ class SeriesPlan:
     digest: str
     data: ChainData = field(compare=False, repr=False)
     two_adicity: int = 16
+    multiple: bool = False
+
+    @property
+    def columns(self) -> int:
+        """Residues a prime: every seat, and M where the plan has it."""
+        return self.players + self.multiple
 
     def residues(self, primes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Every seat modulo each prime: ``(residues (B, players) uint64, valid (B,))``
-        (see :func:`seat_residues`)."""
-        return seat_residues(self.data, self.players, primes, split=self.split)
+        """Every seat (and M) modulo each prime: ``(residues (B, columns) uint64,
+        valid (B,))`` (see :func:`seat_residues`)."""
+        return seat_residues(self.data, self.players, primes, split=self.split,
+                             multiple=self.multiple)
 
 
 def plan_series(chain, players: int, split: int | None = None) -> SeriesPlan:
@@ -247,18 +268,22 @@ def plan_series(chain, players: int, split: int | None = None) -> SeriesPlan:
     import json
     data = chain_data(chain)
     sp = choose_split(data, players) if split is None else make_split(data, players, split)
-    key = json.dumps({"moves": [list(map(list, m)) for m in chain.moves], "finish": list(chain.finish),
-                      "start": int(chain.start_index), "die": int(chain.die), "players": players,
-                      "split": sp.s, "kernel": KERNEL_VERSION})
+    fields = {"moves": [list(map(list, m)) for m in chain.moves], "finish": list(chain.finish),
+              "start": int(chain.start_index), "die": int(chain.die), "players": players,
+              "split": sp.s, "kernel": KERNEL_VERSION}
+    if sp.multiple:
+        fields["multiple"] = multiple_exponent(sp)
+    key = json.dumps(fields)
     return SeriesPlan(players, sp.s, sp.m_a, sp.deg_b, hashlib.sha256(key.encode()).hexdigest(),
-                      data, sp.two_adicity)
+                      data, sp.two_adicity, sp.multiple)
 
 
-def prime_sequence(seed: int, count: int, two_adicity: int = 16) -> list[int]:
+def prime_sequence(seed: int, count: int, two_adicity: int = 16,
+                   cube_roots: bool = False) -> list[int]:
     """The first ``count`` primes of a run's sequence (random 62-bit transform primes
-    of :func:`ntt_primes`, fixed by ``seed`` and the plan's ``two_adicity``: batch k of
-    every session means the same primes)."""
-    it = ntt_primes(seed, two_adicity)
+    of :func:`ntt_primes`, fixed by ``seed``, the plan's ``two_adicity`` and whether it
+    has the denominator multiple: batch k of every session means the same primes)."""
+    it = ntt_primes(seed, two_adicity, cube_roots)
     return [next(it) for _ in range(count)]
 
 
@@ -288,23 +313,39 @@ def expected_digits(data: ChainData, players: int) -> int:
     return round(SERIES_FIT * data.n * deg * math.log10(data.d))
 
 
+def needed_bits(data: ChainData, players: int) -> int:
+    """Bits the modulus of a run must reach, held-out primes included: the
+    denominator multiple M and 64 bits more, where the cheapest split gives one (three
+    players: :func:`~.algebra.multiple_bits`, within a bit of the truth on hasbro);
+    else a numerator and a denominator of :func:`expected_digits` each."""
+    sp = choose_split(data, players)
+    if sp.multiple:
+        return math.ceil(multiple_bits(data, sp) + 64 + 62 * HOLDOUT + 8)
+    return int(2 * expected_digits(data, players) * math.log2(10))
+
+
 def engine_stream(plan: SeriesPlan) -> ReconstructionStream:
-    """The reconstruction stream of a run (:func:`run_stream` at the plan's expected
-    size: a denominator and a numerator per seat)."""
-    expected = int(2 * expected_digits(plan.data, plan.players) * math.log2(10))
-    return run_stream(plan.players, plan.two_adicity, expected)
+    """The reconstruction stream of a run (:func:`run_stream` at :func:`needed_bits`)."""
+    return run_stream(plan.players, plan.two_adicity, needed_bits(plan.data, plan.players),
+                      plan.multiple)
 
 
-def run_stream(players: int, two_adicity: int, expected_bits: int) -> ReconstructionStream:
-    """The reconstruction stream of a series run: every seat, summing to 1, held-out
-    primes from the pool of :func:`ntt_primes` for the transform size, attempts
-    scheduled around ``expected_bits``: four times more bits each time up to just past
-    it (the fit held within 0.1 % at 3 and 4 players on hasbro, so one attempt at full
-    size where it holds), then 2 % more each time (an attempt at 5 players costs
-    minutes of the driver, 2 % more primes about 14 core-hours)."""
-    return ReconstructionStream(players, holdout=HOLDOUT, ratio=1.02, must_sum_to_one=True,
-                                pool=ntt_pool(two_adicity), expected_bits=expected_bits,
-                                near=1.002)
+def run_stream(players: int, two_adicity: int, expected_bits: int,
+               multiple: bool = False) -> ReconstructionStream:
+    """The reconstruction stream of a series run: every seat (and the denominator
+    multiple, where the plan has it), summing to 1, held-out primes from the pool of
+    :func:`ntt_primes` for the transform size, attempts scheduled around
+    ``expected_bits``: four times more bits each time up to just past it (the fit held
+    within 0.1 % at 3 and 4 players on hasbro, so one attempt at full size where it
+    holds), then 2 % more each time (an attempt at 5 players costs minutes of the
+    driver, 2 % more primes about 14 core-hours). With the multiple, whose size
+    ``expected_bits`` is within a bit or two (:func:`needed_bits`), the first attempt
+    comes there and none before."""
+    return ReconstructionStream(players + multiple, holdout=HOLDOUT, ratio=1.02,
+                                must_sum_to_one=True, pool=ntt_pool(two_adicity, multiple),
+                                expected_bits=expected_bits, near=1.0 if multiple else 1.002,
+                                first_bits=expected_bits if multiple else 1024,
+                                multiple=multiple)
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,13 @@ class Split:
         return self.players - 1 - self.s
 
     @property
+    def multiple(self) -> bool:
+        """Whether the kernel also gives, prime by prime, an integer M that every seat's
+        denominator divides (:func:`multiple_exponent`): three players with f alone on
+        the a side, where ``D_b`` lives on Sym^2 and ``chi_a = chi``."""
+        return self.players == 3 and self.s == 0
+
+    @property
     def two_adicity(self) -> int:
         """log2 of the largest transform a prime of this split needs (at least 16):
         its primes must be ``c 2^K + 1`` with K at least this (:func:`ntt_primes`)."""
@@ -181,6 +188,43 @@ class Split:
         """``(S in a, T in a, S in b, T in b)`` for seat j (1-based)."""
         k, sig = self.players, self.seat_sigma[j - 1]
         return sig, self.s - sig, (k - j) - sig, (j - 1) - (self.s - sig)
+
+
+#: Extra powers of the die in the denominator multiple M beyond ``d^(3 C(n1+2, 3) + 3n)``:
+#: a seat's denominator can hold a few more factors of d than the product over the
+#: multisets (6^9 for 3 players on hasbro); if it holds more, the run reconstructs the
+#: fractions without M, from twice as many primes.
+MULTIPLE_SLACK = 64
+
+
+def multiple_exponent(split: Split) -> int:
+    """The power of d in the denominator multiple of three players,
+
+        M = 3! d^e det(I - z Sym^3 Q) at z = 1 = 3! d^e prod_{i<=j<=k} (1 - lambda_i lambda_j lambda_k),
+
+    with ``e = 3 C(n1+2, 3) + 3n + MULTIPLE_SLACK`` (the product runs over the multisets
+    of nonzero eigenvalues; ``d^3 lambda`` are algebraic integers, so M is an integer;
+    3n covers the first n throws of the three, where the eigenvalue 0's Jordan blocks
+    act: a board without chutes ends within n throws, its denominators powers of d).
+    Why every seat's denominator divides it (up to the slack): ``P_j`` is a sum over t
+    of ``u^(x3) (Q^(x3))^(t-1) v`` with the symmetric left vector ``u^(x3)``, so it lives
+    on Sym^3 and equals ``w^T (I - Sym^3 Q)^-1 v'``, ``v'`` the symmetrized right vector
+    (denominators dividing 3! and powers of d)."""
+    return 3 * _multisets(split.n1, 3) + 3 * split.m_a + MULTIPLE_SLACK     # m_a = n here
+
+
+def multiple_bits(data: ChainData, split: Split) -> float:
+    """``log2 M`` (:func:`multiple_exponent`) in floating point, from the eigenvalues of
+    Q: the size the modulus must pass before M is recovered (the product over the
+    multisets is within a few bits of 1 on hasbro: 2^-8)."""
+    lam = np.linalg.eigvals(data.counts.astype(np.float64) / data.d)
+    n = lam.size
+    first, second = np.triu_indices(n)
+    pairs = lam[first] * lam[second]
+    total = 0.0
+    for k in range(n):                      # multisets i <= j <= k, by their largest k
+        total += float(np.log2(np.abs(1.0 - pairs[second <= k] * lam[k])).sum())
+    return math.log2(6) + multiple_exponent(split) * math.log2(data.d) + total
 
 
 def _multisets(n1: int, r: int) -> int:

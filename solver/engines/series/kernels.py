@@ -17,14 +17,15 @@ import numpy as np
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_index, _limbs, chain_data,
                                                  choose_split, derived_seat, make_split,
-                                                 table_denominator)
+                                                 multiple_exponent, table_denominator)
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
                                                       mdot, mdot_rev, minv, mmul, mneg, mont_setup,
-                                                      msub, reduce_limbs, to_mont, inverses_upto)
+                                                      mpow, msub, reduce_limbs, to_mont,
+                                                      inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform, next_pow2,
                                                      ntt_tables, poly_invmod, poly_rem,
-                                                     series_exp_neg_fast)
+                                                     poly_resultant, series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
 from ladders.solver.exact import invert, is_prime, lowest_terms, mpz
 from ladders.solver.exact_flint import array_to_fmpz_mat, fmpz_mat_to_mpz, ints_to_fmpz_column
@@ -72,6 +73,9 @@ class SeatInputs(NamedTuple):
     - ``derived_seat``: a seat whose kind of a is its own (the last seat's ``f T^s``
       for 4 to 6 players), or -1: except at every :data:`CHECK_EVERY`-th prime its
       residue is 1 minus the others' and its kind's products are skipped. [6], [7]
+    - ``multiple``: also the residue of the denominator multiple M of three players
+      (:func:`~.algebra.multiple_exponent`), ``mexp`` its power of d, in the column
+      after the seats; primes must be 2 mod 3 (a unique cube root). [5']
     """
 
     d: np.uint64
@@ -96,6 +100,8 @@ class SeatInputs(NamedTuple):
     seat_bS: np.ndarray
     seat_bT: np.ndarray
     derived_seat: int
+    multiple: bool
+    mexp: int
 
 
 #: The seats of a race sum to 1, so a seat whose kind of a no other seat shares can be
@@ -106,8 +112,10 @@ class SeatInputs(NamedTuple):
 CHECK_EVERY = 64
 
 
-def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
-    """:class:`SeatInputs` of a chain's data and a split."""
+def seat_inputs(data: ChainData, split: Split, multiple: bool = False) -> SeatInputs:
+    """:class:`SeatInputs` of a chain's data and a split (``multiple``: with the column
+    of M, where the split has one)."""
+    multiple = multiple and split.multiple
     dpoly_limbs, dpoly_signs = _limbs(list(data.dpoly))
     sigma_limbs, sigma_signs = _limbs(list(data.sigma))
     b_parts, b_zden = _cycle_index(split.r)
@@ -126,7 +134,8 @@ def seat_inputs(data: ChainData, split: Split) -> SeatInputs:
         seat_atype=np.array([atypes.index(sig) for sig in split.seat_sigma], dtype=np.int64),
         seat_bS=np.array([e[2] for e in exponents], dtype=np.int64),
         seat_bT=np.array([e[3] for e in exponents], dtype=np.int64),
-        derived_seat=derived_seat(split.seat_sigma))
+        derived_seat=derived_seat(split.seat_sigma), multiple=multiple,
+        mexp=multiple_exponent(split) if multiple else 0)
 
 
 @nb.njit(cache=True)
@@ -223,6 +232,31 @@ def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no c
 
 
 @nb.njit(cache=True)
+def _multiple(rem, chi, e, n1, mexp, d, p, pneg, one, r2):  # pragma: no cover - compiled
+    """``M mod p`` (plain) for three players, ``p = 2 mod 3``: ``rem = D_b mod chi``,
+    ``e`` the coefficients of D (Montgomery); see step (5') of :func:`_one_prime`.
+    One resultant: ``R E23 E3 = Res(chi, rem D(x^2) (1 - x^3) mod chi)``."""
+    m = chi.size - 1
+    dsq = np.zeros(max(2 * n1 + 1, m), dtype=np.uint64)     # D(x^2)
+    for i in range(n1 + 1):
+        dsq[2 * i] = e[i]
+    dsq = poly_rem(dsq, chi, p, pneg, one)
+    prod = np.zeros(2 * m + 2, dtype=np.uint64)             # rem D(x^2) (1 - x^3)
+    for k in range(2 * m - 1):
+        lo = max(0, k - (m - 1))
+        hi = min(k, m - 1)
+        prod[k] = mdot_rev(rem, lo, dsq, k - lo, hi - lo + 1, p, pneg, r2)
+    for k in range(2 * m + 1, 2, -1):
+        prod[k] = msub(prod[k], prod[k - 3], p)
+    value = poly_resultant(chi, poly_rem(prod, chi, p, pneg, one), p, pneg, one)
+    # the cube root: x -> x^3 is a bijection mod p = 2 mod 3, inverted by x^((2p-1)/3)
+    value = mpow(value, (U64(2) * p - U64(1)) // U64(3), p, pneg, one)
+    value = mmul(value, to_mont(U64(6), p, pneg, r2), p, pneg)
+    value = mmul(value, mpow(to_mont(d, p, pneg, r2), mexp, p, pneg, one), p, pneg)
+    return from_mont(value, p, pneg)
+
+
+@nb.njit(cache=True)
 def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compiled
     """Every seat mod one prime p into ``out`` (Montgomery inside, plain residues out);
     returns False if p is unusable (``D_b`` not invertible mod ``chi_a``).
@@ -292,6 +326,12 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
         ok, g = poly_invmod(rem, chi, p, pneg, one, r2)
     if not ok:
         return False
+    # --- (5') three players: M = 3! d^mexp prod_(i<=j<=k) (1 - l_i l_j l_k) (the
+    # product over Sym^3), whose cube is R E23 E3 with R = Res(chi, D_b) = E1^3 E2^2 E3
+    # (each multiset of three distinct roots thrice, of two equal twice), E23 =
+    # Res(chi, D(x^2)) = prod_(i,j) (1 - l_i^2 l_j) = E2 E3, E3 = Res(chi, 1 - x^3)
+    if x.multiple:
+        out[x.seat_atype.size] = _multiple(rem, chi, e, n1, x.mexp, x.d, p, pneg, one, r2)
     grev = g[::-1].copy()
     # --- (6) per kind of a, a_t = f(t) S(t)^s' T(t)^(s-s'): c_k = L_a(x^k G) =
     # sum_q G_q a_(k+q+1) (k < L, a middle product), W_s = sum_i D_b[i] c_(s+i) (a correlation)
@@ -342,7 +382,7 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
         out[j] = from_mont(acc, p, pneg)
     if derived >= 0:                            # the seats sum to 1
         rest = U64(1)
-        for j in range(out.size):
+        for j in range(x.seat_atype.size):
             if j != derived:
                 rest = rest - out[j] if rest >= out[j] else rest + (p - out[j])
         out[derived] = rest
@@ -410,21 +450,22 @@ def keep_kernel_memory() -> bool:
 _KERNEL_CACHE: dict[tuple[int, int, int], tuple[ChainData, Split, SeatInputs]] = {}
 
 
-def kernel_inputs(data: ChainData, players: int,
-                  s: int | None = None) -> tuple[Split, SeatInputs]:
+def kernel_inputs(data: ChainData, players: int, s: int | None = None,
+                  multiple: bool = False) -> tuple[Split, SeatInputs]:
     """The split and its cached :class:`SeatInputs`; ``s=None`` picks the split with
     :func:`choose_split`."""
     split = choose_split(data, players) if s is None else make_split(data, players, s)
-    key = (id(data), players, split.s)
+    key = (id(data), players, split.s, multiple)
     hit = _KERNEL_CACHE.get(key)
     if hit is None or hit[0] is not data:       # ids of dead objects get reused
-        hit = (data, split, seat_inputs(data, split))
+        hit = (data, split, seat_inputs(data, split, multiple))
         _KERNEL_CACHE[key] = hit
     return hit[1], hit[2]
 
 
 def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
-                  split: int | None = None, check_sum: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                  split: int | None = None, check_sum: bool = True,
+                  multiple: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Every seat's win probability modulo each prime: ``(residues, valid)``.
 
     ``residues[i, j]`` is ``P_(j+1) mod primes[i]`` (uint64) and ``valid[i]`` is False
@@ -435,22 +476,28 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
     in one compiled call. ``split`` forces the number of survival factors on the a side.
     The seats' sum checks every :data:`CHECK_EVERY`-th prime (the first of each run of
     them); at the others one seat is derived from it (:class:`SeatInputs`).
+
+    ``multiple`` (three players whose split has f alone on the a side,
+    :attr:`~.algebra.Split.multiple`; ignored elsewhere): one more column, the residue
+    of the integer M that every seat's denominator divides
+    (:func:`~.algebra.multiple_exponent`); a prime that is not 2 mod 3 is then unusable.
     """
     data = chain_data(chain)
     if players < 2:
         raise ValueError(f"a race needs at least 2 players, got {players}")
-    sp, inputs = kernel_inputs(data, players, split)
+    sp, inputs = kernel_inputs(data, players, split, multiple)
     pr = np.asarray([int(q) for q in primes], dtype=np.uint64)
-    res = np.zeros((pr.size, players), dtype=np.uint64)
+    res = np.zeros((pr.size, players + int(inputs.multiple)), dtype=np.uint64)
     valid = np.zeros(pr.size, dtype=np.bool_)
     floor = max(sp.deg_a, sp.deg_b, data.n + 1, math.factorial(max(sp.r, sp.s + 1, 1)))
     # the kernel's field arithmetic needs a prime modulus: anything else is reported
     # unusable (a composite one could make its Euclid loop forever)
     usable = np.array([q % 2 == 1 and q < (1 << 63) and q > floor and data.d % q != 0
+                       and (q % 3 == 2 or not inputs.multiple)
                        and bool(is_prime(q)) for q in (int(x) for x in pr)], dtype=np.bool_)
     if usable.any():
         idx = np.nonzero(usable)[0]
-        sub_res = np.zeros((idx.size, players), dtype=np.uint64)
+        sub_res = np.zeros((idx.size, res.shape[1]), dtype=np.uint64)
         sub_valid = np.zeros(idx.size, dtype=np.bool_)
         roots = [ntt_root(int(q)) for q in pr[idx]]
         omegas = np.array([w for w, _ in roots], dtype=np.uint64)
@@ -461,7 +508,7 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
         valid[idx] = sub_valid
     # the seats of a race sum to 1: a check where every seat was computed
     for i in (np.nonzero(valid)[0] if check_sum else ()):
-        if sum(int(x) for x in res[i]) % int(pr[i]) != 1:
+        if sum(int(x) for x in res[i, :players]) % int(pr[i]) != 1:
             raise ArithmeticError(f"seats do not sum to 1 mod {int(pr[i])}: a bug")
     res[~valid] = 0
     return res, valid

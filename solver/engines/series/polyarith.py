@@ -1,5 +1,5 @@
 """Polynomial arithmetic modulo a word-size prime for the series engine (numba):
-power series exponentials, remainders and inverses modulo a polynomial.
+power series exponentials, remainders, resultants and inverses modulo a polynomial.
 
 All coefficients are in Montgomery form (:mod:`.montgomery`), low degree first."""
 
@@ -55,6 +55,61 @@ def _trim(a):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
+def _euclid_step(r0, n0, r1, n1, t0, t1, p, pneg, one):  # pragma: no cover - compiled
+    """``r0 <- r0 mod r1`` in place (lengths n0 >= n1 >= 2 used), and with each quotient
+    term ``q x^shift``, ``t0 <- t0 - q x^shift t1`` (cut at t0's length; empty t0, t1:
+    no cofactor)."""
+    lead_inv = minv(r1[n1 - 1], p, pneg, one)
+    for i in range(n0 - 1, n1 - 2, -1):
+        c = r0[i]
+        if c == ZERO:
+            continue
+        q = mmul(c, lead_inv, p, pneg)
+        shift = i - (n1 - 1)
+        for j in range(n1):
+            r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], p, pneg), p)
+        for j in range(t0.size - shift):
+            if t1[j] != ZERO:
+                t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], p, pneg), p)
+
+
+@nb.njit(cache=True)
+def poly_resultant(a, b, p, pneg, one):  # pragma: no cover - compiled
+    """``Res(a, b)`` (Montgomery; a, b low to high, a nonzero) by the Euclidean
+    algorithm, quadratic: for polynomials of the chain's degree n.
+
+    ``Res(a, b) = (-1)^(deg a deg b) Res(b, a)``, and for ``a = q b + r``,
+    ``Res(b, a) = lc(b)^(deg a - deg r) Res(b, r)``; ``Res(a, c) = c^(deg a)`` for a
+    constant c, 0 when the remainder vanishes first (a common factor)."""
+    r0 = a.copy()
+    r1 = b.copy()
+    n0 = _trim(r0)
+    n1 = _trim(r1)
+    if n0 == 0 or n1 == 0:
+        return ZERO
+    acc = one
+    if n0 < n1:
+        r0, r1 = r1, r0
+        n0, n1 = n1, n0
+        if ((n0 - 1) * (n1 - 1)) % 2 == 1:
+            acc = mneg(acc, p)
+    while n1 > 1:
+        _euclid_step(r0, n0, r1, n1, r0[:0], r0[:0], p, pneg, one)    # r0 <- r0 mod r1
+        nr = _trim(r0)
+        if nr == 0:
+            return ZERO
+        for _ in range(n0 - nr):
+            acc = mmul(acc, r1[n1 - 1], p, pneg)
+        if ((n0 - 1) * (n1 - 1)) % 2 == 1:
+            acc = mneg(acc, p)
+        r0, r1 = r1, r0
+        n0, n1 = n1, nr
+    for _ in range(n0 - 1):                     # Res(r0, c) = c^(deg r0)
+        acc = mmul(acc, r1[0], p, pneg)
+    return acc
+
+
+@nb.njit(cache=True)
 def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
     """``(ok, g)``: ``g = a^-1 mod m_poly`` by the extended Euclidean algorithm.
 
@@ -72,18 +127,7 @@ def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
     n1 = _trim(r1)
     while n1 > 1:
         # r0 <- r0 mod r1, t0 <- t0 - q t1, then swap
-        lead_inv = minv(r1[n1 - 1], p, pneg, one)
-        for i in range(n0 - 1, n1 - 2, -1):
-            c = r0[i]
-            if c == ZERO:
-                continue
-            q = mmul(c, lead_inv, p, pneg)
-            shift = i - (n1 - 1)
-            for j in range(n1):
-                r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], p, pneg), p)
-            for j in range(dm + 1 - shift):
-                if t1[j] != ZERO:
-                    t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], p, pneg), p)
+        _euclid_step(r0, n0, r1, n1, t0, t1, p, pneg, one)
         n0 = _trim(r0)
         r0, r1 = r1, r0
         t0, t1 = t1, t0

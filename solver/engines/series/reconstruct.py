@@ -45,11 +45,14 @@ def random_primes(seed: int | None = None, bits: int = 62) -> Iterator[int]:
 NTT_TWO_ADICITY = 16
 
 
-def ntt_primes(seed: int | None = None, two_adicity: int = NTT_TWO_ADICITY) -> Iterator[int]:
+def ntt_primes(seed: int | None = None, two_adicity: int = NTT_TWO_ADICITY,
+               cube_roots: bool = False) -> Iterator[int]:
     """Endless stream of distinct random primes ``p = c 2^two_adicity + 1`` in
     ``[2^61, 2^62)``: number-theoretic transforms of size up to ``2^two_adicity`` work
     modulo each. There are about ``2^(62 - two_adicity) / 43`` of them (1.6e12 for
     16): :func:`ntt_pool` is that count, which the confirmation's error bound uses.
+    ``cube_roots``: only primes ``p = 2 mod 3`` (half of them), where every residue has
+    one cube root (the denominator multiple of three players needs one).
     """
     if not 1 <= two_adicity <= 40:
         raise ValueError("two_adicity must be in 1..40")
@@ -58,15 +61,17 @@ def ntt_primes(seed: int | None = None, two_adicity: int = NTT_TWO_ADICITY) -> I
     lo, hi = (1 << 61) >> two_adicity, (1 << 62) >> two_adicity
     while True:
         q = (rng.randrange(lo, hi) << two_adicity) + 1
+        if cube_roots and q % 3 != 2:
+            continue
         if q not in seen and is_prime(q):
             seen.add(q)
             yield q
 
 
-def ntt_pool(two_adicity: int = NTT_TWO_ADICITY) -> float:
+def ntt_pool(two_adicity: int = NTT_TWO_ADICITY, cube_roots: bool = False) -> float:
     """How many primes :func:`ntt_primes` draws from (prime number theorem in an
-    arithmetic progression: ``2^61 / (ln 2^62 phi(2^K))``)."""
-    return 2.0 ** 61 / (62 * 0.6931471805599453 * 2.0 ** (two_adicity - 1))
+    arithmetic progression: ``2^61 / (ln 2^62 phi(2^K))``; half of them 2 mod 3)."""
+    return 2.0 ** 61 / (62 * 0.6931471805599453 * 2.0 ** (two_adicity - 1)) / (1 + cube_roots)
 
 
 def ntt_root(p: int, cap: int = 40) -> tuple[int, int]:
@@ -302,6 +307,8 @@ class Candidate:
     seconds: float
     #: of which the Chinese remaindering
     crt_seconds: float = 0.0
+    #: found over the stream's denominator multiple M, without rational reconstruction
+    via_multiple: bool = False
 
 
 @dataclass
@@ -334,6 +341,15 @@ class ReconstructionStream:
     3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
        and, for seats of a race, sum to exactly 1.
 
+    With ``multiple``, the last of the ``count`` columns is not a value but the residue
+    of a positive integer that every value's denominator divides (three players:
+    :func:`~.algebra.multiple_exponent`). Once the modulus passes it by 64 bits, its
+    remainder is that integer itself, ``D``, and ``N_j = x_j D mod M`` are the
+    numerators, all in ``[0, D]``: no rational reconstruction, so about half the primes
+    (one fraction's size instead of a numerator's and a denominator's). The held-out
+    primes check D too. Where D is not yet small against the modulus, or some
+    ``N_j`` is out of range (a denominator beyond D), step 2 runs as above.
+
     Error probability: a wrong candidate differs from the truth by a nonzero integer
     ``Delta = N_j b - a D`` with ``|Delta| < 2^B``, ``B ~ log2 M + log2(true num*den)``;
     at most ``B/61`` primes of ``[2^61, 2^62)`` divide it, out of the ``pool`` the primes
@@ -345,6 +361,7 @@ class ReconstructionStream:
 
     count: int
     holdout: int = 2
+    multiple: bool = False
     ratio: float = 1.12
     first_bits: int = 1024
     must_sum_to_one: bool = False
@@ -360,6 +377,8 @@ class ReconstructionStream:
     rejected: int = 0
     attempt_seconds: float = 0.0
     next_bits: int = 0
+    #: the values were found over the denominator multiple
+    via_multiple: bool = False
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
@@ -441,6 +460,7 @@ class ReconstructionStream:
         self.attempt_seconds += candidate.seconds
         if candidate.values is not None:
             self.values = candidate.values
+            self.via_multiple = candidate.via_multiple
         else:
             self.next_bits = self._next_target()
 
@@ -488,16 +508,35 @@ class ReconstructionStream:
                 break
             held[:0] = zip(p.tolist(), res.tolist())
         held = held[len(held) - self.holdout:]
-        found, rejected = self._reconstruct(xs, m, held)
+        seats = self.count - self.multiple
+        found, rejected = self._over_multiple(xs, m), 0
+        via = found is not None
+        if not via:
+            found, rejected = self._reconstruct(xs[:seats], m, held)
         values = None
         if found is not None:
             nums, den = found
-            wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(self.count))
+            wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(seats))
+            if via:                     # the multiple itself at the held-out primes
+                wrong = wrong or any((den - r[seats]) % q for q, r in held)
             if wrong or (self.must_sum_to_one and sum(nums) != den):
                 rejected = 1
             else:
                 values = [mpq(nj, den) for nj in nums]
-        return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0)
+        return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
+                         via and values is not None)
+
+    def _over_multiple(self, xs: list[mpz], m: mpz) -> tuple[list[mpz], mpz] | None:
+        """``(N_j, D)`` over the denominator multiple ``D`` (the last column), once its
+        remainder is 64 bits below the modulus and every ``N_j = x_j D mod m`` lies in
+        ``[0, D]``; else None."""
+        if not self.multiple:
+            return None
+        big = xs[-1]
+        if big <= 0 or big.bit_length() + 64 > m.bit_length():
+            return None
+        nums = [(x * big) % m for x in xs[:-1]]
+        return (nums, big) if all(nj <= big for nj in nums) else None
 
     def _reconstruct(self, xs: list[mpz], m: mpz, held: list[tuple[int, list[int]]]
                      ) -> tuple[tuple[list[mpz], mpz] | None, int]:
