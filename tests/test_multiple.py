@@ -186,3 +186,14 @@ def test_a_three_player_plan_has_the_multiple_in_its_digest():
     assert not four.multiple and four.columns == 4
     res, valid = three.residues(series.prime_sequence(1, 3, three.two_adicity, True))
     assert res.shape == (3, 4) and valid.all()
+
+
+def test_compiled_transform_roots_equal_the_reference():
+    from ladders.solver.engines.series.kernels import _ntt_roots
+    from ladders.solver.engines.series.reconstruct import ntt_root
+    primes = (series.prime_sequence(6, 30, 16) + series.prime_sequence(6, 30, 16, True)
+              + list(itertools.islice(series.random_primes(6), 30)) + [97, 65537, 7681])
+    omegas = np.zeros(len(primes), dtype=np.uint64)
+    adicities = np.zeros(len(primes), dtype=np.int64)
+    _ntt_roots(np.array(primes, dtype=np.uint64), omegas, adicities)
+    assert [(int(w), int(k)) for w, k in zip(omegas, adicities)] == [ntt_root(q) for q in primes]

@@ -26,7 +26,7 @@ from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform, next_pow2,
                                                      ntt_tables, poly_invmod, poly_rem,
                                                      poly_resultant, series_exp_neg_fast)
-from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
+from ladders.solver.engines.series.reconstruct import ntt_primes
 from ladders.solver.exact import invert, is_prime, lowest_terms, mpz
 from ladders.solver.exact_flint import array_to_fmpz_mat, fmpz_mat_to_mpz, ints_to_fmpz_column
 from ladders.solver.forked import cores, run_forked
@@ -389,6 +389,29 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     return True
 
 
+@nb.njit(cache=True)
+def _ntt_roots(primes, omegas, adicities):  # pragma: no cover - compiled
+    """:func:`~.reconstruct.ntt_root` of each prime, compiled (in Python it was a third
+    of a batch's own overhead): ``2^K`` the power of two in ``p - 1`` (K at most 40),
+    ``omega = g^((p-1)/2^K)`` for the first quadratic non-residue g (Euler's criterion)."""
+    for i in range(primes.size):
+        p = primes[i]
+        pneg, one, r2 = mont_setup(p)
+        k = 0
+        rest = p - U64(1)
+        while k < 40 and (rest & U64(1)) == ZERO:
+            rest = rest >> U64(1)
+            k += 1
+        minus = mneg(one, p)
+        half = (p - U64(1)) >> U64(1)
+        g = U64(2)
+        while mpow(to_mont(g, p, pneg, r2), half, p, pneg, one) != minus:
+            g += U64(1)
+        omegas[i] = from_mont(mpow(to_mont(g, p, pneg, r2), (p - U64(1)) >> U64(k), p, pneg,
+                                   one), p, pneg)
+        adicities[i] = k
+
+
 @nb.njit(cache=True, nogil=True)
 def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - compiled
     # without the interpreter lock: a batch is minutes of one core at 5 and 6 players,
@@ -499,9 +522,9 @@ def seat_residues(chain, players: int, primes: Sequence[int] | np.ndarray,
         idx = np.nonzero(usable)[0]
         sub_res = np.zeros((idx.size, res.shape[1]), dtype=np.uint64)
         sub_valid = np.zeros(idx.size, dtype=np.bool_)
-        roots = [ntt_root(int(q)) for q in pr[idx]]
-        omegas = np.array([w for w, _ in roots], dtype=np.uint64)
-        adicities = np.array([k for _, k in roots], dtype=np.int64)
+        omegas = np.zeros(idx.size, dtype=np.uint64)
+        adicities = np.zeros(idx.size, dtype=np.int64)
+        _ntt_roots(pr[idx], omegas, adicities)
         keep_kernel_memory()
         _batch(pr[idx], omegas, adicities, inputs, sub_res, sub_valid)
         res[idx] = sub_res
