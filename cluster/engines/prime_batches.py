@@ -75,7 +75,8 @@ class PrimeBatchEngine(Engine):
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """How many batches a run takes is known only when its answer is confirmed: the
-        modulus must grow past about twice the digits of the fractions."""
+        modulus must grow past about twice the digits of the fractions (the series
+        engine's three players: once, over the denominator multiple)."""
         from ladders.solver.exact import bits_to_digits
         done = len(manifest.state.batches)  # type: ignore[attr-defined]
         primes = done * int(store.run["batch_primes"])

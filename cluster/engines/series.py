@@ -109,6 +109,13 @@ class SeriesWork(BatchWork):
     def bits(self) -> int:
         return self.stream.bits
 
+    def figures(self) -> tuple[int, int, int]:
+        """Batches, and the digits of a fraction the modulus could give so far: half its
+        own, or all of them over the denominator multiple (three players)."""
+        from ladders.solver.exact import bits_to_digits
+        bits = self.bits() if self.stream.multiple else self.bits() // 2
+        return self.batches(), 0, bits_to_digits(bits)
+
     def conclude(self) -> bool:
         """Take a finished attempt's outcome; start the next one if it is due (beside
         the loop on a cluster, here otherwise). The run ends once the stream holds
