@@ -361,13 +361,14 @@ class ReconstructionStream:
 
     count: int
     holdout: int = 2
-    multiple: bool = False
     ratio: float = 1.12
     first_bits: int = 1024
     must_sum_to_one: bool = False
     pool: float = 5.3e16
     expected_bits: int = 0
     near: float = 0.85
+    #: the last column is the residue of a multiple of every value's denominator
+    multiple: bool = False
     #: groups of an attempt's CRT: the lower trees go through ``mapper`` in about this many
     groups: int = 64
     mapper: Mapper = local_mapper
