@@ -470,7 +470,7 @@ def keep_kernel_memory() -> bool:
         bool(mallopt(_M_TRIM_THRESHOLD, 2 * KEPT_BLOCK_BYTES))
 
 
-_KERNEL_CACHE: dict[tuple[int, int, int], tuple[ChainData, Split, SeatInputs]] = {}
+_KERNEL_CACHE: dict[tuple[int, int, int, bool], tuple[ChainData, Split, SeatInputs]] = {}
 
 
 def kernel_inputs(data: ChainData, players: int, s: int | None = None,
