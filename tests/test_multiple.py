@@ -197,3 +197,18 @@ def test_compiled_transform_roots_equal_the_reference():
     adicities = np.zeros(len(primes), dtype=np.int64)
     _ntt_roots(np.array(primes, dtype=np.uint64), omegas, adicities)
     assert [(int(w), int(k)) for w, k in zip(omegas, adicities)] == [ntt_root(q) for q in primes]
+
+
+def test_a_three_player_run_attempts_once_at_the_predicted_size():
+    chain = build_chain(preset_board("tiny10"))
+    plan = series.plan_series(chain, 3)
+    stream = series.engine_stream(plan)
+    assert stream.multiple and stream.first_bits == stream.expected_bits
+    primes = series.prime_sequence(2, 400, plan.two_adicity, cube_roots=True)
+    for i in range(0, 400, 8):
+        res, valid = plan.residues(primes[i:i + 8])
+        if stream.add(primes[i:i + 8], res, valid):
+            break
+    assert stream.values == oracle(chain) and stream.via_multiple
+    assert stream.attempts == 1 and stream.rejected == 0
+    assert stream.expected_bits <= stream.bits < stream.expected_bits + 8 * 62
