@@ -27,6 +27,10 @@ from ladders.cluster.loops import WorkerWatch
 from ladders.cluster.runs import on_recorded_cluster, resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, truncated
+# at collection, not inside a test: imported from within a test (this file run alone),
+# pytest's rewrite of the module failed in CPython 3.11.7's parser ("SystemError: AST
+# constructor recursion depth mismatch")
+from test_resume import board_file
 
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.engines.elimination_plan import make_plan
@@ -258,7 +262,6 @@ def test_a_result_lost_with_the_last_worker_is_an_error_not_a_wait() -> None:
 def test_the_resume_hint_names_the_cluster_the_run_was_on(tmp_path) -> None:
     """Interrupted, a run says how to resume it on the same cluster, and run.json
     records how it was connected (never a password)."""
-    from test_resume import board_file
     store = tmp_path / "run"
     cmd = [sys.executable, "-m", "ladders.cluster.cli", "solve", board_file(tmp_path, 30), "-k", "3",
            "--checkpoint", str(store), "--workers", "1", "--batch-primes", "1", "--seed", "3"]
