@@ -23,6 +23,7 @@ from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont
                                                       mpow, msub, reduce_limbs, to_mont,
                                                       inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
+from ladders.solver.engines.series.schur import poly_invmod_reversal
 from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform, next_pow2,
                                                      ntt_tables, poly_invmod, poly_rem,
                                                      poly_resultant, series_exp_neg_fast)
@@ -318,14 +319,22 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     chi = np.zeros(m_a + 1, dtype=np.uint64)
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
-    # --- (5) G = D_b^-1 mod chi_a (none: p divides a denominator)
-    rem = poly_rem_long(db, chi, p, pneg, one, r2, roots, iroots, nmax)
-    if nmax > 0:
-        ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
-    else:
-        ok, g = poly_invmod(rem, chi, p, pneg, one, r2)
+    # --- (5) G = D_b^-1 mod chi_a (none: p divides a denominator). Where D_a = D_b,
+    # chi_a = x^z D_b* and the Schur-Cohn recursion serves (:mod:`.schur`); where it
+    # cannot say (p divides a leading coefficient or a denominator), the half-gcd
+    ok = False
+    g = np.zeros(0, dtype=np.uint64)
+    if x.same_d and nmax > 0:
+        ok, g = poly_invmod_reversal(db, z, p, pneg, one, r2, roots, iroots, nmax)
+    rem = db
     if not ok:
-        return False
+        rem = poly_rem_long(db, chi, p, pneg, one, r2, roots, iroots, nmax)
+        if nmax > 0:
+            ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
+        else:
+            ok, g = poly_invmod(rem, chi, p, pneg, one, r2)
+        if not ok:
+            return False
     # --- (5') three players: M = 3! d^mexp prod_(i<=j<=k) (1 - l_i l_j l_k) (the
     # product over Sym^3), whose cube is R E23 E3 with R = Res(chi, D_b) = E1^3 E2^2 E3
     # (each multiset of three distinct roots thrice, of two equal twice), E23 =
