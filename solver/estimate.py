@@ -176,16 +176,16 @@ SERIES_OVERSHOOT = 1.02
 #: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
 #: up to which ``ladders plan`` runs primes of the problem itself (about a second);
 #: beyond it, the time per modelled operation is measured on the 3-player race of the
-#: same chain and scaled (hasbro: 1.3e6 for 3 players, 6.5e6 for 4, 7.1e7 for 5, 3.0e8
+#: same chain and scaled (hasbro: 1.1e6 for 3 players, 3.0e6 for 4, 5.0e7 for 5, 1.5e8
 #: for 6).
 SERIES_MEASURE_LIMIT = 2e8
 
 
 #: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
-#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-26, hasbro with 3 to
-#: 6 players measured 1.77, 6.97, 92.0 and 384 ms a prime where the model at this unit
-#: says 1.93, 7.47, 84.8 and 359 (a plan scales its own measurement of 3-player primes
-#: by the model).
+#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-26 09:30 UTC, hasbro
+#: with 3 to 6 players measured 1.82, 4.84, 81.5 and 242 ms a prime where the model at
+#: this unit says 1.93, 5.07, 84.8 and 250 (a plan scales its own measurement of
+#: 3-player primes by the model).
 SERIES_UNIT_SECONDS = 1.7e-9
 
 

@@ -1,7 +1,7 @@
 """Inverse of a polynomial modulo its own reversal over F_p (numba): the Schur-Cohn
 recursion, halving the work of the half-gcd where the kernel's modulus has that shape.
 
-Four and more players on ``hasbro`` split the survival factors so that
+Four and six players on ``hasbro`` split the survival factors so that
 ``D_a = D_b = P`` (:class:`.kernels.SeatInputs`, ``same_d``): step (5) then inverts
 ``P`` (degree n, ``P(0) = 1``) modulo ``chi = x^z P*``, ``P* = x^n P(1/x)`` its
 reversal. The Euclidean algorithm does not see that shape; the Schur-Cohn recursion
@@ -14,7 +14,9 @@ Ammar & Gragg 1988). One step, with ``alpha = P_k*(0)`` (the leading coefficient
 
 lowers the degree by one from both ends, and ``P_(k+1)*`` is again the reversal of
 ``P_(k+1)`` (formally, at degree ``n - k - 1``), so one polynomial carries the pair. It
-has no division, so no case is singular. In the matrix form
+has no division, so every step is defined (where one loses more than one degree, a
+singular case of probability about n/p, the constant c below comes out 0). In the matrix
+form
 ``x^k (P_k, P_k*) = Theta_k (P, P*)`` the matrix is ``[[a, b], [b#, a#]]``, ``#`` the
 reversal at degree k: two polynomials, not the half-gcd's four. After n steps ``P_n``
 is a constant c and ``x^n c = a P + b P*``, so if c is not 0 (else the caller falls back
@@ -28,12 +30,12 @@ quotients read 2k coefficients of each remainder. So the recursion :func:`_schur
 the first half on half the coefficients, brings the pair on by one product with that
 half's matrix (a middle product: only the coefficients between the halves are kept,
 transforms of ``next_pow2(k)`` points), does the second half, and multiplies the two
-matrices' first rows: twelve transforms of that size a level, against the half-gcd's
-sixteen to twenty for a level of the same degree, which it must then run again on the
-remainder of half the degree. ``x^-n`` mod ``P*`` costs one power series inverse and
-two products (:func:`poly_invmod_reversal`); the factor ``x^z`` of chi one more small
-Chinese remainder step. Measured at degree 3,003 (4 players on hasbro): see
-docs/benchmarks.md.
+matrices' first rows: about ten transforms of that size a level, against the
+half-gcd's sixteen to twenty for a level of the same degree, which it must then run
+again on the remainder of half the degree. ``x^-n`` mod ``P*`` costs one power series
+inverse and two products (:func:`poly_invmod_reversal`); the factor ``x^z`` of chi one
+more small Chinese remainder step. Measured at degree 3,003 (4 players on hasbro):
+3.06 ms where the half-gcd takes 5.2 ms (one core; docs/benchmarks.md).
 
 Conventions as in :mod:`.hgcd`: Montgomery residues, low degree first, uint64 arrays."""
 
