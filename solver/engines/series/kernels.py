@@ -62,7 +62,8 @@ class SeatInputs(NamedTuple):
     - ``a_parts``, ``a_zden``: the same for s + 1 letters, ``h_(s+1)(lambda^m)`` of
       ``D_a``. [2], [4]
     - ``s``: survival factors in a (``s = 0``: ``D_a = D``, ``chi_a = chi``). [2], [4]
-    - ``same_d``: ``s > 0`` and ``s + 1 = r``, so ``D_a = D_b`` (one exponential). [2], [4]
+    - ``same_d``: ``s > 0`` and ``s + 1 = r``, so ``D_a = D_b`` (one exponential, and
+      the inverse by :mod:`.schur`). [2], [4], [5]
     - ``deg_a = deg D_a = C(n1 + s, s + 1)``; ``m = deg chi_a = deg_a + z``. [1]-[6]
     - ``deg_b = deg D_b = C(n1 + r - 1, r)``; ``L = deg_b + z``. [1]-[7]
     - ``atype_S``, ``atype_T``: the kinds of a, ``a_t = f(t) S(t)^s' T(t)^(s-s')`` with
@@ -321,7 +322,8 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
         chi[z + deg_a - i] = da[i]
     # --- (5) G = D_b^-1 mod chi_a (none: p divides a denominator). Where D_a = D_b,
     # chi_a = x^z D_b* and the Schur-Cohn recursion serves (:mod:`.schur`); where it
-    # cannot say (p divides a leading coefficient or a denominator), the half-gcd
+    # cannot say (p divides a leading coefficient or a denominator, or a step was
+    # singular), the half-gcd
     ok = False
     g = np.zeros(0, dtype=np.uint64)
     if x.same_d and nmax > 0:
