@@ -233,19 +233,35 @@ def _fwd4_from(m00, m01, m10, m11, fm, size, roots, p):  # pragma: no cover - co
     f = np.zeros((4, size), dtype=np.uint64)
     for r, x in enumerate((m00, m01, m10, m11)):
         f[r, :half] = fm[r]
-        for i in range(x.size):
-            f[r, half + i] = _shoup(x[i], roots[0, half + i], roots[1, half + i], p)
-        _ntt_forward(f[r, half:], half, roots, p)
+        _twisted_half(x, f[r], half, roots, p)
     return f
 
 
 @nb.njit(cache=True)
-def _dot2(f, g, h, k, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
-    """Coefficients of ``f g + h k`` from transforms: the first ``size`` values of each
-    (the transforms of size ``size``, see above), multiplied pointwise, inverted."""
+def _twisted_half(x, f, half, roots, p):  # pragma: no cover - compiled
+    """In place: the second half of the transform ``f`` at ``2 half`` points of ``x``
+    (degree < half; ``f[half:]`` zero on entry), the transform at ``half`` points of
+    ``x_i w^i``, w of order ``2 half``: what the first butterflies would have made."""
+    for i in range(x.size):
+        f[half + i] = _shoup(x[i], roots[0, half + i], roots[1, half + i], p)
+    _ntt_forward(f[half:], half, roots, p)
+
+
+@nb.njit(cache=True)
+def _pointwise2(f, g, h, k, size, p, pneg):  # pragma: no cover - compiled
+    """The transform of ``f g + h k`` from the factors' transforms: the first ``size``
+    values of each (the transforms of size ``size``, see above), point by point
+    (values below p)."""
     z = np.empty(size, dtype=np.uint64)
     for i in range(size):
         z[i] = _madd(mmul(f[i], g[i], p, pneg), mmul(h[i], k[i], p, pneg), p)
+    return z
+
+
+@nb.njit(cache=True)
+def _dot2(f, g, h, k, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+    """Coefficients of ``f g + h k`` from transforms (:func:`_pointwise2`, inverted)."""
+    z = _pointwise2(f, g, h, k, size, p, pneg)
     _ntt_inverse(z, size, iroots, p, pneg, one, r2)
     return z
 

@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ladders.solver.engines.series.hgcd import _fwd, _inv_series
+from ladders.solver.engines.series.hgcd import (_dot2, _fwd, _inv_series, _pointwise2,
+                                                _twisted_half)
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.montgomery import (ONE, ZERO, madd, minv, mmul, mneg,
                                                       msub, mul128, redc)
-from ladders.solver.engines.series.polyarith import (_below, _ntt_forward, _ntt_inverse, _shoup,
-                                                     _times_transform, next_pow2)
+from ladders.solver.engines.series.polyarith import _below, _ntt_inverse, cyclic_mul, next_pow2
 
 #: Steps below which a level runs the quadratic recursion.
 SCHUR_BASE = 32
@@ -71,14 +71,6 @@ def _reversed(x, degree):  # pragma: no cover - compiled
     z = np.zeros(degree + 1, dtype=np.uint64)
     for i in range(min(x.size, degree + 1)):
         z[degree - i] = x[i]
-    return z
-
-
-@nb.njit(cache=True)
-def _padded(x, size):  # pragma: no cover - compiled
-    """``x`` (at most size coefficients) followed by zeros up to ``size``."""
-    z = np.zeros(size, dtype=np.uint64)
-    z[:x.size] = x
     return z
 
 
@@ -130,9 +122,7 @@ def _transform(x, half_values, size, roots, p):  # pragma: no cover - compiled
         return _fwd(x, size, roots, p)
     f = np.zeros(size, dtype=np.uint64)
     f[:half] = half_values
-    for i in range(x.size):
-        f[half + i] = _shoup(x[i], roots[0, half + i], roots[1, half + i], p)
-    _ntt_forward(f[half:], half, roots, p)
+    _twisted_half(x, f, half, roots, p)
     return f
 
 
@@ -154,15 +144,6 @@ def _reversal_transform(f, size, p):  # pragma: no cover - compiled
     for r in range(size // 2, size):
         g[r] = _below(twop - g[r], twop)
     return g
-
-
-@nb.njit(cache=True)
-def _pointwise2(f, g, h, k, size, p, pneg):  # pragma: no cover - compiled
-    """``f g + h k`` point by point (transforms; values below p)."""
-    z = np.empty(size, dtype=np.uint64)
-    for i in range(size):
-        z[i] = madd(mmul(f[i], g[i], p, pneg), mmul(h[i], k[i], p, pneg), p)
-    return z
 
 
 @nb.njit(cache=True)
@@ -200,10 +181,8 @@ def _schur(u, v, k, p, pneg, one, r2, roots, iroots):  # pragma: no cover - comp
     fra1 = _reversal_transform(fa1, size, p)
     frb1 = _reversal_transform(fb1, size, p)
     # x^h (u_h, v_h) = Theta_h (u, v): coefficients h .. k-1
-    uh = _coefficients(_pointwise2(fa1, fu, fb1, fv, size, p, pneg), size, iroots, p, pneg,
-                       one, r2)[h:k].copy()
-    vh = _coefficients(_pointwise2(frb1, fu, fra1, fv, size, p, pneg), size, iroots, p, pneg,
-                       one, r2)[h:k].copy()
+    uh = _dot2(fa1, fu, fb1, fv, size, iroots, p, pneg, one, r2)[h:k].copy()
+    vh = _dot2(frb1, fu, fra1, fv, size, iroots, p, pneg, one, r2)[h:k].copy()
     a2, b2, c, fa2h, fb2h = _schur(uh, vh, k - h, p, pneg, one, r2, roots, iroots)
     fa2 = _transform(a2, fa2h, size, roots, p)
     fb2 = _transform(b2, fb2h, size, roots, p)
@@ -241,17 +220,16 @@ def poly_invmod_reversal(poly, z, p, pneg, one, r2, roots, iroots,
     cinv = minv(c, p, pneg, one)
     rinv = _inv_series(rev, max(n, z), p, pneg, one, r2, roots, iroots)
     # K = -a poly*^-1 mod x^n
+    empty = np.zeros(0, dtype=np.uint64)
     big = next_pow2(2 * n - 1)
-    fk = _padded(a, big)
-    _times_transform(fk, big, _fwd(rinv[:n], big, roots, p), roots, iroots, p, pneg, one, r2)
+    fk = cyclic_mul(rinv, n, a, n, big, roots, iroots, nmax, p, pneg, one, r2, empty)
     k = np.zeros(n, dtype=np.uint64)
     for i in range(n):
         k[i] = mneg(fk[i], p)
     # (K poly*)_(n + i), i < n: entry n + i of the cyclic product of size m > n, or
     # for n + i >= m, entry n + i - m plus a_(n + i - m) (the true entry there is -a)
     m = next_pow2(n + 1)
-    prod = _padded(k, m)
-    _times_transform(prod, m, _fwd(rev, m, roots, p), roots, iroots, p, pneg, one, r2)
+    prod = cyclic_mul(rev, n + 1, k, n, m, roots, iroots, nmax, p, pneg, one, r2, empty)
     for i in range(n):
         t = n + i
         val = prod[t] if t < m else madd(prod[t - m], a[t - m], p)
