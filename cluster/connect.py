@@ -91,8 +91,10 @@ class ClusterSpec:
 
 
 @contextlib.contextmanager
-def connect(spec: ClusterSpec) -> Iterator[Any]:
-    """A ``distributed.Client`` for ``spec``; fails within ``connect_timeout`` seconds."""
+def connect(spec: ClusterSpec, preload: tuple[str, ...] = ()) -> Iterator[Any]:
+    """A ``distributed.Client`` for ``spec``; fails within ``connect_timeout`` seconds.
+    A local cluster's workers start with the modules ``preload`` imported
+    (:func:`preload_fork_server`)."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -112,6 +114,7 @@ def connect(spec: ClusterSpec) -> Iterator[Any]:
         return
     workers = spec.workers or os.cpu_count() or 1
     with dask.config.set({**local_start_method(), **LOCAL_WORKERS}):
+        preload_fork_server(preload)
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)
@@ -122,11 +125,19 @@ def connect(spec: ClusterSpec) -> Iterator[Any]:
         cluster.close()
 
 
-#: Dask configuration of a local cluster's workers: no statistical profiler (it samples
-#: the task's thread every 10 ms for a dashboard nobody opens here; 4 players on hasbro,
-#: two workers, 100 primes each: 7.0-7.3 ms of the task's CPU a prime without it against
-#: 7.2-7.7 ms with it, 7.1-7.3 ms for the kernel outside Dask).
-LOCAL_WORKERS = {"distributed.worker.profile.enabled": False}
+#: Dask configuration of a local cluster (its scheduler, nannies and workers): no
+#: statistical profiler (it samples the task's thread every 10 ms for a dashboard nobody
+#: opens here; 4 players on hasbro, two workers, 100 primes each: 7.0-7.3 ms of the
+#: task's CPU a prime without it against 7.2-7.7 ms with it, 7.1-7.3 ms for the kernel
+#: outside Dask), and the event loops' health check ("tick", a log warning when a loop
+#: was blocked for seconds) and the system monitor (the dashboard's CPU and memory
+#: figures) every 0.5 s and 2 s instead of every 20 ms and 0.5 s: an idle cluster of 2
+#: workers took 0.27-0.33 s of CPU in 10 s against 1.02-1.10 s, on the cores the
+#: workers compute on. The memory monitor, which restarts a worker that overruns its
+#: memory limit, keeps Dask's interval.
+LOCAL_WORKERS = {"distributed.worker.profile.enabled": False,
+                 "distributed.admin.tick.interval": "500ms",
+                 "distributed.admin.system-monitor.interval": "2s"}
 
 
 def local_start_method() -> dict[str, str]:
@@ -146,6 +157,25 @@ def local_start_method() -> dict[str, str]:
     if dask.config.get(key) != "spawn" or "forkserver" not in multiprocessing.get_all_start_methods():
         return {}
     return {key: "forkserver"}
+
+
+def preload_fork_server(modules: tuple[str, ...]) -> None:
+    """Have the fork server of local workers import ``modules`` too before it forks them
+    (with the start method of :func:`local_start_method` only; a server that runs
+    already keeps what it has).
+
+    Dask's own preload (``distributed.utils.get_mp_context``: Dask and the packages it
+    can use) is set once per process, when the first worker starts; it is set here
+    first, then replaced by ``distributed`` and ``modules``. A series run's workers then
+    start with its kernels loaded (:mod:`ladders.solver.engines.series.warm`): 3 players
+    on hasbro, each worker's first batch took 0.85 s more of CPU for its imports and
+    numba's cache, while the bounds and the other worker shared the same two cores.
+    """
+    import dask
+    if not modules or dask.config.get("distributed.worker.multiprocessing-method") != "forkserver":
+        return
+    from distributed.utils import get_mp_context
+    get_mp_context().set_forkserver_preload(["distributed", *modules])
 
 
 def end_local_processes() -> None:
@@ -283,8 +313,8 @@ class ClusterStart:
     plans and writes the store meanwhile; :meth:`client` waits for it. A context
     manager: leaving it closes the cluster."""
 
-    def __init__(self, spec: ClusterSpec) -> None:
-        self.spec = spec
+    def __init__(self, spec: ClusterSpec, preload: tuple[str, ...] = ()) -> None:
+        self.spec, self.preload = spec, preload
         self.t0 = time.perf_counter()
         self._ready = threading.Event()
         self._done = threading.Event()
@@ -294,7 +324,7 @@ class ClusterStart:
 
     def _run(self) -> None:
         try:
-            with connect(self.spec) as client:
+            with connect(self.spec, self.preload) as client:
                 self._client = client
                 self._ready.set()
                 self._done.wait()

@@ -58,6 +58,9 @@ class Work(Protocol):
     head_start: bool
     #: modules the tasks import on a worker: imported when the cluster is checked
     modules: tuple[str, ...]
+    #: modules a local cluster's fork server imports before it forks the workers, so
+    #: that each starts with them loaded (:func:`~ladders.cluster.connect.preload_fork_server`)
+    preload: tuple[str, ...]
 
     def attach(self, client: Any) -> None:
         """The run's Dask client, given before the first task: a driver's own work (a
@@ -99,6 +102,7 @@ class OneStep(abc.ABC):
     queued = 0
     head_start = False
     modules: tuple[str, ...] = ()
+    preload: tuple[str, ...] = ()
     done = False
 
     def attach(self, client: Any) -> None:

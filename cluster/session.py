@@ -8,12 +8,14 @@ its store (:meth:`Engine.create_store`), its work (:meth:`Engine.open_work`, a
 :class:`~ladders.cluster.loops.Work`) and how its final answer is read
 (:meth:`Engine.answer`). The checks the answer is compared with (the Markov bounds, and
 where the engine asks for it another engine's answer) are computed by :class:`Checks`
-in this process while the workers compute, or after the work in a serial run.
+while the workers compute (the bounds beside a local cluster in a child process forked
+for them), or after the work in a serial run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import random
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ladders.cluster.connect import ClusterStart, check_main_guard, connect_checked
 from ladders.cluster.engines import Answer, Engine, Progress, SolveRequest
 from ladders.cluster.loops import run_dask, run_serial
+from ladders.solver.forked import Forked
 from ladders.solver.result import Solution
 
 if TYPE_CHECKING:
@@ -113,11 +116,20 @@ class Checks(threading.Thread):
     """What the verification compares an answer with: Markov bounds that agree to the
     engine's digits, and the in-memory answer of the engine it cross-checks with
     during a run (:meth:`Engine.run_cross`, unless that would take long, and for at
-    most :data:`CROSS_BUDGET` seconds). With a Dask cluster they are computed here
-    while the workers compute (the driver only waits for receipts meanwhile); in a
-    serial run, after the work."""
+    most :data:`CROSS_BUDGET` seconds). With a Dask cluster they are computed while the
+    workers compute (the driver only waits for receipts meanwhile); in a serial run,
+    after the work.
 
-    def __init__(self, engine: Engine, problem: Problem, threads: bool = True) -> None:
+    ``forked``: the bounds are computed, single-threaded, in a child process forked now
+    (call it where this process has no other thread: :class:`~ladders.solver.forked.Forked`),
+    beside a local cluster's start and its workers. In a thread of this process their
+    walk holds the interpreter lock that the cluster's start and its scheduler need
+    (3 players on hasbro: started with the run, they held the workers back by 4 s;
+    started once the workers were up, as before, they left a core idle meanwhile).
+    """
+
+    def __init__(self, engine: Engine, problem: Problem, threads: bool = True,
+                 forked: bool = False) -> None:
         super().__init__(name="ladders-checks", daemon=True)
         self.engine, self.problem, self.threads = engine, problem, threads
         self.bounds: Any = None
@@ -128,16 +140,20 @@ class Checks(threading.Thread):
         self.seconds = {"bounds": 0.0, "cross": 0.0}
         self.error: BaseException | None = None
         self.halt = threading.Event()   # set when a stop skips the cross-check
+        self._child: Forked[tuple[Any, float]] | None = None
+        if forked:
+            digits, budget = engine.bounds_digits(problem)
+            self._child = Forked(functools.partial(_timed_bounds, problem, digits, budget))
 
     def run(self) -> None:
-        from ladders.solver.checks.bounds import bounds_within
         try:
-            t0 = time.perf_counter()
-            digits, budget = self.engine.bounds_digits(self.problem)
-            self.bounds = bounds_within(self.problem.chain, self.problem.players, digits, budget,
-                                        self.threads)
+            if self._child is not None:
+                self.bounds, self.seconds["bounds"] = self._child.result()
+            else:
+                digits, budget = self.engine.bounds_digits(self.problem)
+                self.bounds, self.seconds["bounds"] = _timed_bounds(self.problem, digits, budget,
+                                                                    self.threads)
             t1 = time.perf_counter()
-            self.seconds["bounds"] = t1 - t0
             if self.checker is not None:
                 self.skip = self.checker.cross_skip(self.problem)
                 if self.skip is None:
@@ -150,6 +166,15 @@ class Checks(threading.Thread):
                 self.seconds["cross"] = time.perf_counter() - t1
         except BaseException as exc:  # raised again in the driver's thread by result()
             self.error = exc
+
+    def close(self) -> None:
+        """End the bounds' child process if it is still computing (a stopped run)."""
+        if self._child is None:
+            return
+        if self.ident is None:
+            self._child.cancel()
+        else:                       # this thread waits for it, and reaps it
+            self._child.kill()
 
     def result(self, should_stop: Callable[[], bool] = lambda: False) -> tuple[str | None, list[mpq] | None]:
         """Wait for the checks (started now if they were not: a serial run); a stop
@@ -188,6 +213,16 @@ class Checks(threading.Thread):
         return report
 
 
+def _timed_bounds(problem: Problem, digits: int, budget: float,
+                  threads: bool = False) -> tuple[Any, float]:
+    """The Markov bounds that agree to ``digits`` decimals, or those reached within
+    ``budget`` seconds, and the seconds they took."""
+    from ladders.solver.checks.bounds import bounds_within
+    t0 = time.perf_counter()
+    bounds = bounds_within(problem.chain, problem.players, digits, budget, threads)
+    return bounds, time.perf_counter() - t0
+
+
 def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Progress | None,
           should_stop: Callable[[], bool], started: float) -> Solution:
     """A new run of ``engine`` on ``problem`` (``started``: the caller's clock at the
@@ -220,11 +255,14 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
            executor: str, progress: Progress | None, should_stop: Callable[[], bool],
            started: float, stages: dict[str, float], resumed: bool = False) -> Solution:
     """The session: lock, run, answer, verify, record (see the module docstring)."""
-    with _locked(store):
+    # beside a local cluster's workers, whose processes take every core, the bounds walk
+    # in one thread (its threads would only cost CPU there), of a child forked before
+    # anything here starts a thread (opening the work may: zarr's I/O)
+    local = executor == "dask" and not request.spec.remote
+    checks = Checks(engine, problem, threads=not local,
+                    forked=local and threading.active_count() == 1)
+    with _locked(store), contextlib.closing(checks):
         work = engine.open_work(store, problem, request, progress, should_stop)
-        # beside a local cluster's workers, whose processes take every core, the bounds
-        # walk in one thread (its threads would only cost CPU there)
-        checks = Checks(engine, problem, threads=executor == "serial" or request.spec.remote)
         startup = 0.0
 
         def report() -> None:
@@ -241,7 +279,7 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
         else:
             assert store is not None, "a Dask run keeps a store"
             spec = request.spec
-            with ClusterStart(spec) as cluster:
+            with ClusterStart(spec, work.preload) as cluster:
                 if work.head_start and not spec.remote:
                     # while a local cluster's workers start (a remote one's are up already),
                     # this process runs the first items: the start of the critical path

@@ -303,3 +303,38 @@ def test_the_resume_hint_names_the_cluster_the_run_was_on(tmp_path) -> None:
     assert spec.flags() == " --scheduler tls://10.0.0.5:8786"
     assert ClusterSpec(scheduler_file="/shared/my sched.json").flags() == \
         " --scheduler-file '/shared/my sched.json'"
+
+
+def test_a_local_clusters_workers_start_with_the_preloaded_kernels() -> None:
+    # a fresh interpreter: the fork server is one per process, started by the first
+    # local cluster with the preload of that moment
+    script = (
+        "import json, sys\n"
+        "from ladders.cluster.connect import ClusterSpec, connect\n"
+        "def seen():\n"
+        "    kernels = sys.modules.get('ladders.solver.engines.series.kernels')\n"
+        "    return [kernels is not None, 0 if kernels is None else len(kernels._batch.signatures),\n"
+        "            'ladders.checkpoints.series' in sys.modules]\n"
+        "if __name__ == '__main__':\n"
+        "    with connect(ClusterSpec(workers=2), ('ladders.checkpoints.series',\n"
+        "                 'ladders.solver.engines.series.warm')) as client:\n"
+        "        print(json.dumps(list(client.run(seen).values())))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[True, 1, True]] * 2
+
+
+def test_bounds_from_a_forked_child_equal_those_made_here() -> None:
+    from ladders.cluster.engines import get_engine
+    from ladders.cluster.session import Checks
+    from ladders.solver.checks.bounds import bounds_within
+    from ladders.solver.games.board import preset_board
+    problem = Problem.build(preset_board("tiny10"), 3)
+    engine = get_engine("series")
+    checks = Checks(engine, problem, threads=False, forked=True)
+    assert checks._child is not None
+    checks.start()
+    checks.join(120)
+    digits, budget = engine.bounds_digits(problem)
+    assert checks.error is None and checks.seconds["bounds"] > 0
+    assert checks.bounds == bounds_within(problem.chain, 3, digits, budget, False)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
 
-from ladders.solver.forked import run_forked
+from ladders.solver.forked import Forked, run_forked
 
 
 def test_results_come_back_in_order_from_other_processes() -> None:
@@ -44,5 +45,46 @@ def test_a_failure_here_reaps_the_children(tmp_path) -> None:
 
     with pytest.raises(KeyError):
         run_forked([boom, child])
+    with pytest.raises(ChildProcessError):              # killed and reaped, not left behind
+        os.waitpid(int(marker.read_text()), os.WNOHANG)
+
+
+def test_a_forked_call_runs_at_once_in_another_process() -> None:
+    here = os.getpid()
+    child = Forked(lambda: (os.getpid(), "x" * 200_000))    # more than a pipe's buffer
+    pid, text = child.result()
+    assert pid != here and text == "x" * 200_000
+    with pytest.raises(RuntimeError, match="asked for twice"):
+        child.result()
+
+
+def test_a_killed_forked_call_ends_the_wait_for_it() -> None:
+    child = Forked(lambda: time.sleep(30))
+    out: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            child.result()
+        except RuntimeError as exc:
+            out.append(exc)
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    child.kill()
+    waiter.join(10)
+    assert not waiter.is_alive() and "without a result" in str(out[0])
+
+
+def test_a_cancelled_forked_call_is_reaped(tmp_path) -> None:
+    marker = tmp_path / "pid"
+
+    def work() -> None:
+        marker.write_text(str(os.getpid()))
+        time.sleep(30)
+
+    child = Forked(work)
+    while not marker.exists() or not marker.read_text():
+        time.sleep(0.01)
+    child.cancel()
     with pytest.raises(ChildProcessError):              # killed and reaped, not left behind
         os.waitpid(int(marker.read_text()), os.WNOHANG)

@@ -42,6 +42,7 @@ class EliminationWork:
     queued = 0
     head_start = True
     modules = WORKER_MODULES
+    preload = WORKER_MODULES
 
     def __init__(self, store: RunStore) -> None:
         from ladders.checkpoints.elimination import plan_of

@@ -95,6 +95,7 @@ class BatchWork(abc.ABC):
     queued = 1
     head_start = False
     modules: tuple[str, ...] = ()
+    preload: tuple[str, ...] = ()
 
     def __init__(self, store: RunStore) -> None:
         self.store = store

@@ -69,6 +69,9 @@ class SeriesWork(BatchWork):
     attempt runs when it is due, between two batches.
     """
 
+    #: a local cluster's workers start with the batch task and its kernels loaded
+    preload = ("ladders.checkpoints.series", "ladders.solver.engines.series.warm")
+
     def __init__(self, store: RunStore) -> None:
         from ladders.checkpoints.series import series_plan
         from ladders.solver.engines.series import engine_stream

@@ -446,6 +446,16 @@ def compiled() -> bool:
     return os.path.exists(index)
 
 
+def warm() -> None:
+    """Load the batch kernel's compiled code (numba's cache; compiled first if it is not
+    there) by a run of ``tiny10`` at one prime: :class:`SeatInputs` has the same types
+    for every chain and number of players, so this is the code that every run calls.
+    About 0.3 s of CPU that a process otherwise spends at its first batch."""
+    from ladders.solver.games.board import preset_board
+    from ladders.solver.games.chain import build_chain
+    seat_residues(build_chain(preset_board("tiny10")), 3, [next(ntt_primes(0, cube_roots=True))], multiple=True)
+
+
 # ----------------------------------------------------------------------------------
 # Public: every seat modulo a list of primes
 # ----------------------------------------------------------------------------------
