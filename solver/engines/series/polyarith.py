@@ -174,6 +174,40 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
     while size > nmax:
         w = mmul(w, w, p, pneg)
         size //= 2
+    # the top stage, len = nmax/2: w^j (Montgomery) in four interleaved chains, whose
+    # products do not wait for each other; w^-j = -w^(len - j), as w^len = -1
+    top = nmax // 2
+    pw = np.empty(top, dtype=np.uint64)
+    pw[0] = one
+    if top > 1:
+        pw[1] = w
+    if top > 3:
+        pw[2] = mmul(w, w, p, pneg)
+        pw[3] = mmul(pw[2], w, p, pneg)
+        w4 = mmul(pw[2], pw[2], p, pneg)
+        for j in range(4, top):
+            pw[j] = mmul(pw[j - 4], w4, p, pneg)
+    for j in range(top):
+        inv = one if j == 0 else p - pw[top - j]
+        roots[0, top + j] = from_mont(pw[j], p, pneg)
+        roots[1, top + j] = pw[j] * pneg
+        iroots[0, top + j] = from_mont(inv, p, pneg)
+        iroots[1, top + j] = inv * pneg
+    # every lower stage is a stride of it: w_(2 len)^j = w^(j top/len)
+    length = top // 2
+    while length >= 1:
+        stride = top // length
+        for j in range(length):
+            for row in range(2):
+                roots[row, length + j] = roots[row, top + j * stride]
+                iroots[row, length + j] = iroots[row, top + j * stride]
+        length //= 2
+    return roots, iroots
+    w = omega
+    size = np.int64(1) << two_adicity
+    while size > nmax:
+        w = mmul(w, w, p, pneg)
+        size //= 2
     wi = minv(w, p, pneg, one)
     length = nmax // 2
     while length >= 1:          # w, wi: primitive (2 length)-th roots, Montgomery
