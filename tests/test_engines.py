@@ -101,3 +101,23 @@ def test_a_cross_check_past_its_budget_is_skipped_not_waited_for(monkeypatch) ->
     assert cross["skipped"] and cross["reason"] == "the modular engine had not finished after 0 s"
     assert out.verified["passed"]
     assert out.seats == solve(problem, "modular").seats
+
+
+def test_a_series_run_with_attempts_in_line_starts_no_batch_the_next_attempt_cannot_use(tmp_path) -> None:
+    from ladders.cluster.engines import get_engine
+    from ladders.solver.games.board import preset_board
+    engine = get_engine("series")
+    problem = Problem.build(preset_board("hasbro"), 3)
+    request = SolveRequest.build(batch_primes=16)
+    store = engine.create_store(str(tmp_path / "run"), problem, request, "dask")
+    work = engine.open_work(store, problem, request, None, lambda: False)
+    assert work.inline()
+    # three players: the first attempt comes at the size the plan expects
+    assert work.stream.next_bits >= work.stream.expected_bits > 0
+    first = work.ready(set(), 10_000)
+    bits = [work._batch_bits(k) for k in first]
+    # enough for that attempt, and not one batch more
+    assert sum(bits[:-1]) < work.stream.next_bits <= sum(bits)
+    assert work.ready(set(first), 10_000) == []
+    # one batch always goes while none is in flight
+    assert work.ready(set(), 1) == [0]

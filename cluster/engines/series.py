@@ -79,6 +79,7 @@ class SeriesWork(BatchWork):
         self.plan = series_plan(store)
         self.stream = engine_stream(self.plan)
         self.compute_seconds = 0.0
+        self._bits: dict[int, float] = {}
         self._attempt: Attempt | None = None
         self.start()
 
@@ -103,6 +104,36 @@ class SeriesWork(BatchWork):
     def batch_task(self, k: int, primes: list[int]) -> Callable[..., dict[str, Any]]:
         from ladders.checkpoints.series import run_series_batch
         return run_series_batch
+
+    def ready(self, running: set[Item], limit: int) -> list[Item]:
+        """The next batches; but where attempts run in line, none beyond the bits of the
+        attempt at the size the plan expects (the first at or past ``expected_bits``),
+        which then runs on cores that batches of no use would have shared (3 players on
+        hasbro: the attempt came with two such batches in flight). The batches in
+        flight and those received count with all their primes, as if valid; with
+        nothing in flight one batch always goes (skipped primes can leave the bits
+        short of that count). The smaller attempts on the way, and those after a failed
+        one at that size, keep every worker busy as before."""
+        items = super().ready(running, limit)
+        stream = self.stream
+        if (not self.inline() or stream.values is not None or stream.expected_bits <= 0
+                or stream.next_bits < stream.expected_bits or stream.bits >= stream.expected_bits):
+            return items
+        flying = set(running) | {r["k"] for r, _ in self.pending}
+        have = self.stream.bits + sum(self._batch_bits(int(k)) for k in flying)  # type: ignore[call-overload]
+        out: list[Item] = []
+        for k in items:
+            if have >= self.stream.next_bits and (out or flying):
+                break
+            out.append(k)
+            have += self._batch_bits(int(k))  # type: ignore[call-overload]
+        return out
+
+    def _batch_bits(self, k: int) -> float:
+        """``log2`` of the product of batch k's primes."""
+        if k not in self._bits:
+            self._bits[k] = sum(math.log2(q) for q in self.primes(k))
+        return self._bits[k]
 
     def fold(self, ref: SegmentRef) -> None:
         from ladders.checkpoints.series import read_batch
