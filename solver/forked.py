@@ -131,7 +131,8 @@ def run_forked(calls: Sequence[Callable[[], T]]) -> list[T]:
     # the memory that parent and children share (Python's advice for fork, gc.freeze)
     gc.freeze()
     try:
-        children = [Forked(call) for call in calls[1:]]
+        for call in calls[1:]:
+            children.append(Forked(call))
         results = [calls[0]()]
         while children:
             results.append(children[0].result())

@@ -120,10 +120,10 @@ class SeriesWork(BatchWork):
                 or stream.next_bits < stream.expected_bits or stream.bits >= stream.expected_bits):
             return items
         flying = set(running) | {r["k"] for r, _ in self.pending}
-        have = self.stream.bits + sum(self._batch_bits(int(k)) for k in flying)  # type: ignore[call-overload]
+        have = stream.bits + sum(self._batch_bits(int(k)) for k in flying)  # type: ignore[call-overload]
         out: list[Item] = []
         for k in items:
-            if have >= self.stream.next_bits and (out or flying):
+            if have >= stream.next_bits and (out or flying):
                 break
             out.append(k)
             have += self._batch_bits(int(k))  # type: ignore[call-overload]
