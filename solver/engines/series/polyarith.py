@@ -203,27 +203,6 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
                 iroots[row, length + j] = iroots[row, top + j * stride]
         length //= 2
     return roots, iroots
-    w = omega
-    size = np.int64(1) << two_adicity
-    while size > nmax:
-        w = mmul(w, w, p, pneg)
-        size //= 2
-    wi = minv(w, p, pneg, one)
-    length = nmax // 2
-    while length >= 1:          # w, wi: primitive (2 length)-th roots, Montgomery
-        cur = one
-        icur = one
-        for j in range(length):
-            roots[0, length + j] = from_mont(cur, p, pneg)
-            roots[1, length + j] = cur * pneg
-            iroots[0, length + j] = from_mont(icur, p, pneg)
-            iroots[1, length + j] = icur * pneg
-            cur = mmul(cur, w, p, pneg)
-            icur = mmul(icur, wi, p, pneg)
-        w = mmul(w, w, p, pneg)
-        wi = mmul(wi, wi, p, pneg)
-        length //= 2
-    return roots, iroots
 
 
 @nb.njit(inline="always", cache=True)
