@@ -143,7 +143,8 @@ class Checks(threading.Thread):
         self._child: Forked[tuple[Any, float]] | None = None
         if forked:
             digits, budget = engine.bounds_digits(problem)
-            self._child = Forked(functools.partial(_timed_bounds, problem, digits, budget))
+            self._child = Forked(functools.partial(_timed_bounds, problem, digits, budget,
+                                                   threads))
 
     def run(self) -> None:
         try:
@@ -214,7 +215,7 @@ class Checks(threading.Thread):
 
 
 def _timed_bounds(problem: Problem, digits: int, budget: float,
-                  threads: bool = False) -> tuple[Any, float]:
+                  threads: bool) -> tuple[Any, float]:
     """The Markov bounds that agree to ``digits`` decimals, or those reached within
     ``budget`` seconds, and the seconds they took."""
     from ladders.solver.checks.bounds import bounds_within
