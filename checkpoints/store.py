@@ -185,15 +185,28 @@ class RunStore:
         ``initial(store)`` makes (it may write the initial segments).
 
         Refuses a place that already holds a run (resume it instead) or other files.
+        Its first write claims the place: the LOCK, created only if absent. Of two
+        drivers that create one store at once, the one whose claim fails is refused
+        having written nothing, so it deletes nothing; the other writes the store and
+        gives the LOCK back once manifest 0 is committed (the session takes it again).
         """
         backend = open_backend(where)
         if backend.exists("run.json"):
             raise StoreError(f"{backend.url} already holds a run: use 'ladders resume "
                              f"{backend.url}' or choose another --checkpoint folder")
         if not backend.is_empty():
-            raise StoreError(f"{backend.url} is not empty and holds no run; choose an empty or "
-                             "new folder")
+            raise StoreError(_being_created(backend) or f"{backend.url} is not empty and holds no "
+                             "run (or another solve is creating one there right now); choose "
+                             "an empty or new folder")
         backend.prepare()
+        claim = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
+                 "creating": True}
+        try:
+            backend.create("LOCK", _json(claim))
+        except FileExistsError:
+            raise StoreError(_being_created(backend) or f"{backend.url}: another solve is "
+                             "creating a run here right now; choose another --checkpoint "
+                             "folder") from None
         try:
             for name, data in (files or {}).items():
                 backend.create(name, _json(data))
@@ -727,6 +740,20 @@ def _parse_lock(raw: bytes) -> dict[str, Any]:
     ok = (isinstance(holder, dict) and isinstance(holder.get("pid"), int)
           and isinstance(holder.get("host"), str))
     return holder if ok else {}
+
+
+def _being_created(backend: Backend) -> str | None:
+    """The refusal for a place whose LOCK says a solve is creating a run there (or died
+    doing so), naming it; None when there is no such LOCK."""
+    try:
+        holder = _parse_lock(backend.read("LOCK"))
+    except FileNotFoundError:
+        return None
+    if not holder.get("creating"):
+        return None
+    return (f"{backend.url}: another solve is creating a run here right now (pid "
+            f"{holder['pid']} on host {holder['host']}); choose another --checkpoint folder, or "
+            f"if that solve is gone, delete {backend.url}")
 
 
 def _json(data: Any) -> bytes:
