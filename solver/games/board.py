@@ -11,9 +11,17 @@ overshoot rule for rolls that carry a piece past the end:
 After the roll, a piece that lands on the start of a jump moves to its other end (one
 jump only; chained jumps are rejected). Landing on the end square finishes.
 
+Pieces that meet follow the board's ``meet`` rule:
+
+- ``none``   pieces share and pass squares freely (the published analyses; the race of
+             independent pieces, :mod:`ladders.solver.games.race`);
+- ``bump``   after a piece's move is complete, every other piece on its square goes
+             back to the start square, except on the start and end squares (SPEC.md
+             5.3; the joint chain of :mod:`ladders.solver.games.bump`).
+
 Boards come from presets, from the plain-text format of the published analysis (one
 integer per line for start, end and die size, then one ``from to`` pair per line) or
-from TOML (``start``, ``end``, ``die``, ``rule``, ``jumps = [[from, to], ...]``). Every
+from TOML (``start``, ``end``, ``die``, ``rule``, ``meet``, ``jumps = [[from, to], ...]``). Every
 problem is reported as a :class:`BoardError` naming the file, the line and the fix.
 """
 
@@ -28,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RULES = ("stay", "bounce", "pass")
+#: What happens when pieces meet (see the module docstring).
+MEETS = ("none", "bump")
 
 #: Limits on what a board may ask for, so that an absurd file or option is refused at
 #: once instead of running for hours: squares from start to end, faces of the die, and
@@ -73,7 +83,8 @@ class BoardError(ValueError):
 class Board:
     """A validated board. Build it with :func:`make_board` or :func:`load_board`.
 
-    ``jumps`` maps the square a jump starts on to the square it ends on.
+    ``jumps`` maps the square a jump starts on to the square it ends on; ``meet`` is
+    the rule for pieces that meet (:data:`MEETS`).
     """
 
     name: str
@@ -82,6 +93,7 @@ class Board:
     die: int
     rule: str
     jumps: tuple[tuple[int, int], ...]
+    meet: str = "none"
 
     @functools.cached_property
     def jump_map(self) -> dict[int, int]:
@@ -112,6 +124,7 @@ class Board:
             f"squares  {self.start}..{self.end} (start {self.start}, end {self.end})",
             f"die      1..{self.die}",
             f"rule     {self.rule}",
+            *([f"meet     {self.meet}"] if self.meet != "none" else []),
             f"ladders  {' '.join(ladders) or '-'}",
             f"chutes   {' '.join(chutes) or '-'}",
         ])
@@ -131,13 +144,15 @@ _PRESETS: dict[str, tuple[int, int, int, str, tuple[tuple[int, int], ...]]] = {
 def board_to_json(board: Board) -> dict[str, object]:
     """The board as plain JSON data (for run stores): :func:`board_from_json` inverts it."""
     return {"name": board.name, "start": board.start, "end": board.end, "die": board.die,
-            "rule": board.rule, "jumps": [list(j) for j in board.jumps]}
+            "rule": board.rule, "meet": board.meet, "jumps": [list(j) for j in board.jumps]}
 
 
 def board_from_json(data: dict) -> Board:
-    """Rebuild (and validate again) a board written by :func:`board_to_json`."""
+    """Rebuild (and validate again) a board written by :func:`board_to_json`; stores
+    written before the ``meet`` field hold boards whose pieces never meet."""
     return make_board(str(data["name"]), int(data["start"]), int(data["end"]), int(data["die"]),
-                      str(data["rule"]), [(int(a), int(b)) for a, b in data["jumps"]])
+                      str(data["rule"]), [(int(a), int(b)) for a, b in data["jumps"]],
+                      meet=str(data.get("meet", "none")))
 
 
 def preset_names() -> list[str]:
@@ -147,7 +162,8 @@ def preset_names() -> list[str]:
 
 def make_board(name: str, start: int, end: int, die: int, rule: str,
                jumps: list[tuple[int, int]] | tuple[tuple[int, int], ...],
-               *, source: str | None = None, lines: dict[str, int] | None = None,
+               *, meet: str = "none", source: str | None = None,
+               lines: dict[str, int] | None = None,
                jump_lines: list[int | None] | None = None) -> Board:
     """Validate the parts of a board and return it; raise :class:`BoardError` if unplayable.
 
@@ -165,6 +181,9 @@ def make_board(name: str, start: int, end: int, die: int, rule: str,
     if rule not in RULES:
         raise fail(f"unknown overshoot rule {rule!r}", lines.get("rule"),
                    f"use one of {', '.join(RULES)}")
+    if meet not in MEETS:
+        raise fail(f"unknown meet rule {excerpt(meet)}", lines.get("meet"),
+                   f"use one of {', '.join(MEETS)}")
     if die < 1:
         raise fail(f"die size {die} is less than 1", lines.get("die"), "a die needs at least one face")
     if die > MAX_DIE:
@@ -199,7 +218,7 @@ def make_board(name: str, start: int, end: int, die: int, rule: str,
             raise fail(f"chained jumps: {a} -> {b} ends where another jump starts", line,
                        "a jump must end on a square that starts no jump")
     board = Board(name=clean_text(name), start=start, end=end, die=die, rule=rule,
-                  jumps=tuple(sorted((int(a), int(b)) for a, b in jumps)))
+                  jumps=tuple(sorted((int(a), int(b)) for a, b in jumps)), meet=meet)
     check_finishes(board, where_src)
     return board
 
@@ -256,14 +275,19 @@ def preset_board(name: str) -> Board:
     return make_board(name, start, end, die, rule, list(jumps))
 
 
-def with_overrides(board: Board, rule: str | None = None, die: int | None = None) -> Board:
-    """``board`` with another overshoot rule or die size, validated again."""
-    if rule is None and die is None:
+def with_overrides(board: Board, rule: str | None = None, die: int | None = None,
+                   meet: str | None = None) -> Board:
+    """``board`` with another overshoot rule, die size or meet rule, validated again."""
+    if rule is None and die is None and meet is None:
         return board
-    changed = dataclasses.replace(board, rule=rule or board.rule, die=die if die is not None else board.die)
-    label = [board.name] + ([f"rule={rule}"] if rule else []) + ([f"die={die}"] if die is not None else [])
+    changed = dataclasses.replace(board, rule=rule or board.rule,
+                                  die=die if die is not None else board.die,
+                                  meet=meet or board.meet)
+    label = ([board.name] + ([f"rule={rule}"] if rule else [])
+             + ([f"die={die}"] if die is not None else []) + ([f"meet={meet}"] if meet else []))
     return make_board(" ".join(label), changed.start, changed.end, changed.die, changed.rule,
-                      list(changed.jumps), source=f"board {board.name!r} with " + ", ".join(label[1:]))
+                      list(changed.jumps), meet=changed.meet,
+                      source=f"board {board.name!r} with " + ", ".join(label[1:]))
 
 
 def load_board(spec: str) -> Board:
@@ -348,7 +372,8 @@ def parse_text_board(text: str, source: str) -> Board:
 
 
 def parse_toml_board(text: str, source: str) -> Board:
-    """Parse a TOML board: ``start``, ``end``, ``die``, ``rule`` and ``jumps = [[a, b], ...]``."""
+    """Parse a TOML board: ``start``, ``end``, ``die``, ``rule``, ``meet`` and
+    ``jumps = [[a, b], ...]``."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -375,13 +400,13 @@ def parse_toml_board(text: str, source: str) -> Board:
                 return i
         return None
 
-    unknown = sorted(set(data) - {"name", "start", "end", "die", "rule", "jumps"})
+    unknown = sorted(set(data) - {"name", "start", "end", "die", "rule", "meet", "jumps"})
     if unknown:
         key = re.escape(unknown[0])
         at = line_of(r"^\s*" + key + r"\s*=") or line_of(r"^\s*\[+\s*" + key + r"\s*[\].]")
         where = f"{source}:{at}" if at else source
         raise BoardError(f"{where}: unknown field {excerpt(unknown[0])}; "
-                         "fields are name, start, end, die, rule, jumps")
+                         "fields are name, start, end, die, rule, meet, jumps")
     fields: dict[str, int] = {}
     lines: dict[str, int] = {}
     for key, default in (("start", 0), ("end", None), ("die", 6)):
@@ -397,6 +422,11 @@ def parse_toml_board(text: str, source: str) -> Board:
     if not isinstance(rule, str):
         raise BoardError(f"{source}:{lines['rule']}: rule = {rule!r} is not text; use one of "
                          + ", ".join(RULES))
+    meet = data.get("meet", "none")
+    lines["meet"] = line_of(r"^\s*meet\s*=") or 0
+    if not isinstance(meet, str):
+        raise BoardError(f"{source}:{lines['meet']}: meet = {excerpt(repr(meet), quote=False)} "
+                         f"is not text; use one of {', '.join(MEETS)}")
     raw_jumps = data.get("jumps", [])
     jumps_at = line_of(r"^\s*jumps\s*=")
     if not isinstance(raw_jumps, list):
@@ -421,4 +451,4 @@ def parse_toml_board(text: str, source: str) -> Board:
         jump_lines.append(seen_at.popleft() if seen_at else None)
     name = str(data.get("name", Path(source).stem))
     return make_board(name, fields["start"], fields["end"], fields["die"], rule, jumps,
-                      source=source, lines=lines, jump_lines=jump_lines)
+                      meet=meet, source=source, lines=lines, jump_lines=jump_lines)
