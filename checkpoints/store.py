@@ -214,11 +214,14 @@ class RunStore:
             state = initial(store)
             backend.create("run.json", _json(store.run))
             store.commit(Manifest(0, state))
+            store.flush()
         except BaseException:
             # a store that was never complete holds nothing to resume (a full disk,
-            # Ctrl-C): leave the place as it was, so the same command can run again
+            # Ctrl-C): leave the place as it was, so the same command can run again.
+            # Everything here is this driver's own: no other driver writes past the claim
             backend.remove_all()
             raise
+        backend.delete("LOCK")
         return store
 
     @classmethod
