@@ -1,0 +1,430 @@
+"""PRISM (``.prism``, ``.pm``) and JANI (``.jani``) models, built exactly by Storm.
+
+Storm (through its Python bindings, stormpy) reads the model, defines its open
+constants (``--constants N=16,MAX=2``) and builds its states and transitions in exact
+rational arithmetic; this module copies them into a :class:`~ladders.solver.chains.model.Chain`
+through :class:`~ladders.solver.chains.model.ChainBuilder`, which checks them once more:
+
+- states are named by their valuations (``s=5,srep=2``; a Boolean as ``u`` or ``!u``),
+  or by number where the names would be longer than a name may be;
+- labels are the model's (``init`` and ``deadlock`` included) and one per expression a
+  property asks about (``(s = 5)``, as Storm writes it);
+- rewards are the model's reward structures, each state's reward plus its action's
+  (a Markov chain has one action a state), with transition rewards folded into their
+  source as ``sum_j P(i, j) r(i, j)``;
+- the start is the initial state; where the model has several, the average over them
+  (uniform), and the chain's notes say so.
+
+Only discrete-time Markov chains (``dtmc``): an MDP, a CTMC, a Markov automaton are
+refused by name. The properties (``--properties FILE``, or a JANI file's own) become
+:class:`~ladders.solver.chains.questions.Question`\\ s:
+
+- ``P=? [F phi]`` (JANI's ``P=? [true U phi]``): ``reach``;
+- ``R{"name"}=? [F phi]``, ``R=? [F phi]`` (the model's only reward): ``reward``;
+- ``T=? [F phi]``, Storm's expected time (steps, for a DTMC): ``reward`` with one a step;
+- ``P>=1 [F phi]`` and the other bounds: the same, with ``Question.compare``;
+- ``min``/``max`` (``Pmin=?``) are the value itself in a Markov chain;
+- ``filter(f, prop, "init")``, as QVBS writes every property: with one initial state
+  ``f`` over it is the value (``min``, ``max``, ``sum``, ``avg``, ``values``) or the
+  bound's truth (``forall``, ``exists``); with several, only the forms the average
+  answers (``avg``; ``forall`` with ``P>=1`` or ``P<=0``; ``exists`` with ``P>0`` or
+  ``P<1``).
+
+``phi`` is any propositional formula over labels and expressions
+(``s=5 & srep=2``, ``!"knowA" & "knowB"``): Storm finds its states on the built model.
+Other shapes (bounded until, next, until with a left side, ``G``, LTL, nested ``P``,
+conditional, steady state ``S=?``, cumulative or instantaneous rewards, multi-objective)
+are refused by name.
+
+stormpy is optional (binary wheels for CPython 3.11 on glibc >= 2.34): it is imported
+when a model is loaded, and its absence is a :class:`ChainError` that says how to
+install it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ladders.solver.chains.formats import Loaded
+from ladders.solver.chains.model import MAX_NAME, ChainBuilder, ChainError
+from ladders.solver.chains.questions import Question
+from ladders.solver.exact import mpq
+
+SUFFIXES = (".prism", ".pm", ".jani")
+DESCRIPTION = "PRISM or JANI model (.prism, .pm, .jani), built exactly by Storm (stormpy)"
+TAKES = ("constants", "properties")
+
+#: How to install stormpy: "pip install 'ladders[prism]'" would fetch another project
+#: of that name from PyPI, so the extra is named with the checkout.
+INSTALL = ("pip install stormpy (CPython 3.11 only), or pip install '.[prism]' from the "
+           "ladders checkout")
+
+#: The name of a model's unnamed reward structure (Storm's ``""``).
+UNNAMED_REWARD = "(unnamed)"
+
+#: Storm's words for a filter's function (``FilterExpression`` printed; Storm 2.0
+#: spells the minimum "minumum"), by PRISM's name.
+_FILTERS = {
+    "the minumum": "min", "the minimum": "min", "the maximum": "max", "the sum": "sum",
+    "the average": "avg", "the number of": "count", "whether for all states in": "forall",
+    "whether there exists a state in": "exists", "the argmin": "argmin",
+    "the argmax": "argmax", "the values": "values",
+}
+#: Filters whose value over one initial state is that state's value.
+_VALUE_FILTERS = ("values", "min", "max", "sum", "avg")
+#: Bounds under which ``forall`` / ``exists`` over several initial states is the bound
+#: on their average: all are 1 (or 0) exactly when the average is.
+_AVERAGE_BOUNDS = {"forall": ((">=", 1), ("<=", 0)), "exists": ((">", 0), ("<", 1))}
+_COMPARISONS = {"GEQ": ">=", "GREATER": ">", "LEQ": "<=", "LESS": "<"}
+_MODEL_TYPES = {
+    "MDP": "a nondeterministic model (MDP)", "CTMC": "a continuous-time model (CTMC)",
+    "MA": "a Markov automaton (MA)", "POMDP": "a partially observable model (POMDP)",
+    "CTMDP": "a continuous-time nondeterministic model (CTMDP)", "SMG": "a game (SMG)",
+}
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def _stormpy(path: str) -> ModuleType:
+    """stormpy, imported here (optional, and slow to import); a :class:`ChainError`
+    saying how to install it where it is missing."""
+    try:
+        import stormpy
+    except ImportError as exc:
+        raise ChainError(f"{path}: PRISM and JANI models need stormpy ({exc}); {INSTALL}") from None
+    return stormpy
+
+
+@contextlib.contextmanager
+def _storm_errors(stormpy: ModuleType, what: str) -> Iterator[None]:
+    """Storm quiet (its log repeats on stderr what the :class:`ChainError` says), and
+    its errors as one-line :class:`ChainError`\\ s starting with ``what``."""
+    developer = stormpy.developer
+    level = developer.get_log_level()
+    developer.set_log_level(developer.LogLevel.OFF)
+    try:
+        yield
+    except (RuntimeError, stormpy.exceptions.StormError) as exc:
+        raise ChainError(f"{what}: {_one_line(str(exc))}") from None
+    finally:
+        developer.set_log_level(level)
+
+
+def _one_line(message: str) -> str:
+    """Storm's message on one line, without its exception's name."""
+    first = re.sub(r"^\w+Exception: ", "", message.strip())
+    return " ".join(first.split())[:300]
+
+
+def load(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:
+    """The Markov chain Storm builds from the PRISM or JANI model ``path`` (see the
+    module docstring), with ``constants`` (``"N=16,MAX=2"``) for its open constants,
+    and the questions of the properties file ``properties`` (for JANI, without it:
+    the file's own properties)."""
+    stormpy = _stormpy(path)
+    is_jani = Path(path).suffix.lower() == ".jani"
+    with _storm_errors(stormpy, f"{path}: Storm cannot read the model"):
+        if is_jani:
+            model, props = stormpy.parse_jani_model(path)
+        else:
+            model, props = stormpy.parse_prism_program(path), []
+    _check_type(path, model)
+    if properties is not None:
+        props = _parse_properties(stormpy, properties, model)
+    model, props = _instantiate(stormpy, path, model, props, constants)
+    options = stormpy.BuilderOptions(props) if props else stormpy.BuilderOptions()
+    options.set_build_all_labels()
+    options.set_build_all_reward_models()
+    options.set_build_state_valuations()
+    with _storm_errors(stormpy, f"{path}: Storm cannot build the model"):
+        built = stormpy.build_model[stormpy.Rational](model, options=options)
+    if built.model_type.name != "DTMC":
+        raise ChainError(f"{path}: {_MODEL_TYPES.get(built.model_type.name, built.model_type.name)}: "
+                         "ladders answers Markov chains (dtmc)")
+    name = Path(path).stem + (f" ({constants})" if constants else "")
+    builder, notes = _chain_builder(stormpy, path, name, built)
+    questions = tuple(_question(stormpy, path, built, builder, p) for p in props)
+    chain = builder.build()
+    if notes:
+        chain = dataclasses.replace(chain, notes=chain.notes + tuple(notes))
+    return Loaded(chain, questions)
+
+
+def _check_type(path: str, model: Any) -> None:
+    """Refuse a model that is not a DTMC before Storm builds it."""
+    kind = model.model_type.name
+    if kind != "DTMC":
+        raise ChainError(f"{path}: {_MODEL_TYPES.get(kind, f'a {kind} model')}: ladders answers "
+                         "Markov chains (dtmc)")
+
+
+def _parse_properties(stormpy: ModuleType, properties: str, model: Any) -> list[Any]:
+    """The properties in the file ``properties``, over ``model``'s names."""
+    try:
+        text = Path(properties).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ChainError(f"{properties}: no such properties file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ChainError(f"{properties}: cannot read the properties file ({exc})") from None
+    with _storm_errors(stormpy, f"{properties}: Storm cannot read the properties"):
+        return list(stormpy.parse_properties(text, model))
+
+
+def _undefined(model: Any) -> list[str]:
+    """The names of ``model``'s constants without a value."""
+    return [c.name for c in model.constants if not c.defined]
+
+
+def _instantiate(stormpy: ModuleType, path: str, model: Any, props: list[Any],
+                 constants: str | None) -> tuple[Any, list[Any]]:
+    """``model`` and ``props`` with ``constants`` defined; every open constant needs one."""
+    if constants:
+        given = ", ".join(_undefined(model)) or "none"
+        with _storm_errors(stormpy, f"{path}: --constants {constants}: the model's open "
+                                    f"constants: {given}; Storm says"):
+            model, props = stormpy.instantiate_constants(model, constants, props)
+    missing = _undefined(model)
+    if missing:
+        form = ",".join(f"{c}=..." for c in missing)
+        raise ChainError(f"{path}: the constant{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no value; "
+                         f"give {'them' if len(missing) > 1 else 'it'} with --constants {form}")
+    return model, props
+
+
+def _state_names(built: Any) -> list[str] | None:
+    """Each state's valuation (``s=5,srep=2``, without the variables that never
+    change), or None where Storm has none, or the names are too long or not distinct
+    (the states are then named by number)."""
+    if not built.has_state_valuations():
+        return None
+    valuations = built.state_valuations
+    by_name = {v.name: v for v in valuations.get_all_variables()}
+    # the variables in the model's order, as Storm writes a valuation: "[!u1\t& c=1\t& ...]"
+    order = [token.lstrip("!").partition("=")[0]
+             for token in valuations.to_string(0).strip("[]").split("\t& ")]
+    if sorted(order) != sorted(by_name):
+        return None
+    columns = []
+    for variable in order:
+        values = valuations.get_values_states(by_name[variable])
+        if by_name[variable].has_boolean_type():
+            columns.append([variable if v else "!" + variable for v in values])
+        else:
+            columns.append([f"{variable}={v}" for v in values])
+    # a variable with one value in every state (a JANI automaton's only location) names
+    # none of them apart
+    varying = [c for c in columns if len(set(c)) > 1] or columns
+    names = [",".join(parts) for parts in zip(*varying)]
+    if any(len(name) > MAX_NAME for name in names) or len(set(names)) != len(names):
+        return None
+    return names
+
+
+def _reward_name(storm_name: str) -> str:
+    """The chain's name of a Storm reward structure."""
+    return storm_name or UNNAMED_REWARD
+
+
+def _exact(value: Any) -> mpq:
+    """A Storm rational as an ``mpq``."""
+    return mpq(str(value))
+
+
+def _chain_builder(stormpy: ModuleType, path: str, name: str,
+                   built: Any) -> tuple[ChainBuilder, list[str]]:
+    """A :class:`ChainBuilder` holding Storm's states, transitions, start, labels and
+    rewards, and the notes for the chain."""
+    builder = ChainBuilder(name, path)
+    n = built.nr_states
+    builder.states(_state_names(built) or [str(i) for i in range(n)])
+    matrix = built.transition_matrix
+    for i in range(n):
+        for entry in matrix.get_row(i):
+            builder.transition(i, entry.column, _exact(entry.value))
+    notes = []
+    initial = list(built.initial_states)
+    for i in initial:
+        builder.start_at(i, mpq(1, len(initial)))
+    if len(initial) > 1:
+        notes.append(f"{len(initial):,} initial states: the start is each with probability "
+                     f"1/{len(initial):,}, and the answers their average")
+    labeling = built.labeling
+    for label in sorted(labeling.get_labels()):
+        builder.label(label, list(labeling.get_states(label)))
+    deadlocks = labeling.get_states("deadlock").get_number_of_set_bits() \
+        if labeling.contains_label("deadlock") else 0
+    if deadlocks:
+        notes.append(f"{deadlocks:,} state(s) without transitions made absorbing by Storm "
+                     "(label \"deadlock\")")
+    for storm_name, model in built.reward_models.items():
+        _add_reward(builder, _reward_name(storm_name), model, matrix, n)
+    return builder, notes
+
+
+def _add_reward(builder: ChainBuilder, name: str, model: Any, matrix: Any, n: int) -> None:
+    """Storm's reward structure ``model`` as one state reward ``name``: state rewards,
+    plus the action's (one a state), plus ``sum_j P(i, j) r(i, j)`` of transition rewards."""
+    totals = [mpq(0)] * n
+    if model.has_state_rewards:
+        for i, r in enumerate(model.state_rewards):
+            totals[i] += _exact(r)
+    if model.has_state_action_rewards:
+        for i, r in enumerate(model.state_action_rewards):
+            totals[i] += _exact(r)
+    if model.has_transition_rewards:
+        rewards = model.transition_rewards
+        for i in range(n):
+            p = {e.column: _exact(e.value) for e in matrix.get_row(i)}
+            for e in rewards.get_row(i):
+                totals[i] += p.get(e.column, mpq(0)) * _exact(e.value)
+    for i, total in enumerate(totals):
+        if total:
+            builder.reward(name, i, total)
+
+
+# --------------------------------------------------------------------- properties
+
+def _filter_of(prop: Any, where: str) -> tuple[str, str]:
+    """The property's filter: its function (``"values"``, ``"min"``, ``"forall"``...)
+    and the text of its states formula (``'"init"'``). stormpy 2.0 binds no accessor
+    for a filter, and Storm writes a property as ``(name): Obtain <function> of the
+    '<states>'-states with values described by '<formula>'``."""
+    text = str(prop)
+    head = f"({prop.get_name()}): Obtain "
+    tail = f"-states with values described by '{prop.get_raw_formula()}'"
+    if text.startswith(head) and text.endswith(tail):
+        function, sep, states = text[len(head):-len(tail)].partition(" of the '")
+        if sep and states.endswith("'") and function in _FILTERS:
+            return _FILTERS[function], states[:-1]
+    raise ChainError(f"{where}: cannot read its filter from {text[:80]!r}; use stormpy 2.0")
+
+
+def _question(stormpy: ModuleType, path: str, built: Any, builder: ChainBuilder,
+              prop: Any) -> Question:
+    """The :class:`Question` of the property ``prop``; a label in ``builder`` for its
+    target where that is an expression; a :class:`ChainError` naming the file, the
+    property and what ladders asks instead where it cannot be one."""
+    name = prop.get_name()
+    formula = prop.get_raw_formula()
+    # Storm names a property without a name by its number
+    named = not name.isdigit()
+    shown = f'property "{name}" ({formula})' if named else f"property {formula}"
+    where = f"{path}: {shown}"
+    ask = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
+    logic = stormpy.logic
+    function, states = _filter_of(prop, where)
+    if states != '"init"':
+        raise ChainError(f"{where}: a filter over the states {states}; filter over \"init\"")
+    if isinstance(formula, logic.ProbabilityOperatorFormula):
+        kind, reward = "reach", None
+    elif isinstance(formula, logic.RewardOperatorFormula):
+        kind, reward = "reward", _reward_of(built, formula, where)
+    elif isinstance(formula, logic.TimeOperatorFormula):
+        kind, reward = "reward", None
+    else:
+        raise ChainError(f"{where}: {_shape(logic, formula)}; {ask}")
+    path_formula = formula.subformula
+    if isinstance(path_formula, logic.EventuallyFormula):
+        target = path_formula.subformula
+    elif (kind == "reach" and isinstance(path_formula, logic.UntilFormula)
+          and not isinstance(path_formula, logic.BoundedUntilFormula)
+          and str(path_formula.left_subformula) == "true"):
+        target = path_formula.right_subformula
+    else:
+        raise ChainError(f"{where}: {_shape(logic, path_formula)}; {ask}")
+    if not isinstance(target, logic.StateFormula):
+        raise ChainError(f"{where}: a path formula inside F (LTL); {ask}")
+    if "[" in _QUOTED.sub("", str(target)):
+        raise ChainError(f"{where}: a P, R or T operator inside F (nested); {ask}")
+    compare = None
+    if formula.has_bound:
+        op = _COMPARISONS[formula.comparison_type.name]
+        # the threshold's own value is evaluated as an integer where it is a
+        # quotient of integers (P>=1/3 gives 0): evaluate its expression
+        compare = (op, _exact(formula.threshold_expr.evaluate_as_rational()))
+    _check_filter(function, compare, kind, len(list(built.initial_states)), where)
+    shown_formula = str(formula) if function == "values" else f'filter({function}, {formula}, "init")'
+    text = f"{name}: {shown_formula}" if named else shown_formula
+    return Question(kind=kind, target=_target(stormpy, built, builder, target, name),
+                    reward=reward, text=text, compare=compare)
+
+
+def _shape(logic: ModuleType, formula: Any) -> str:
+    """What a formula ladders does not answer is, in words."""
+    shapes = [
+        (logic.BoundedUntilFormula, "a bounded until (F<=k, U<=k)"),
+        (logic.UntilFormula, "an until with a left side (phi U psi)"),
+        (logic.GloballyFormula, "globally (G)"),
+        (logic.ConditionalFormula, "a conditional probability"),
+        (logic.CumulativeRewardFormula, "a cumulative reward (C<=k)"),
+        (logic.InstantaneousRewardFormula, "an instantaneous reward (I=k)"),
+        (logic.LongRunAverageRewardFormula, "a long-run average reward (LRA)"),
+        (logic.DiscountedCumulativeRewardFormula, "a discounted reward"),
+        (logic.DiscountedTotalRewardFormula, "a discounted reward"),
+        (logic.LongRunAverageOperatorFormula, "a steady-state probability (S=?, LRA=?)"),
+        (logic.MultiObjectiveFormula, "a multi-objective query"),
+        (logic.GameFormula, "a game formula"),
+        (logic.StateFormula, "a state formula without P, R or T"),
+        (logic.PathFormula, f"the path formula {formula}"),
+    ]
+    for cls, words in shapes:
+        if isinstance(formula, cls):
+            return words
+    return f"the formula {formula} (next X, total reward C or another shape)"
+
+
+def _reward_of(built: Any, formula: Any, where: str) -> str:
+    """The chain's name of the reward structure ``R{...}`` asks for (``R`` alone: the
+    model's only one)."""
+    names = list(built.reward_models)
+    if formula.has_reward_model_name():
+        wanted = formula.reward_name
+        if wanted not in names:
+            known = ", ".join(f'"{n}"' for n in names) or "none"
+            raise ChainError(f'{where}: no reward structure "{wanted}"; the model\'s: {known}')
+        return _reward_name(wanted)
+    if len(names) != 1:
+        known = ", ".join(f'"{n}"' for n in names) or "none"
+        raise ChainError(f"{where}: R without a name needs a model with one reward structure; "
+                         f"this one has {known}: write R{{\"name\"}}")
+    return _reward_name(names[0])
+
+
+def _check_filter(function: str, compare: tuple[str, mpq] | None, kind: str, starts: int,
+                  where: str) -> None:
+    """Refuse a filter that the value from the start (one initial state, or the average
+    over several) does not answer."""
+    if function in ("count", "argmin", "argmax"):
+        raise ChainError(f"{where}: filter({function}, ...) asks for states, not a value; use "
+                         "filter(values, ...) or no filter")
+    if function in ("forall", "exists") and compare is None:
+        raise ChainError(f"{where}: filter({function}, ...) needs a bound (P>=1 [...]); give one")
+    if starts == 1:
+        return
+    if function == "avg" and compare is None:
+        return
+    if kind == "reach" and compare is not None and function in _AVERAGE_BOUNDS \
+            and (compare[0], compare[1]) in _AVERAGE_BOUNDS[function]:
+        return
+    raise ChainError(f"{where}: the model has {starts:,} initial states and filter({function}, "
+                     "...) asks about each; ladders answers from their average: write "
+                     "filter(avg, ..., \"init\") or give the model one initial state")
+
+
+def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,
+            prop_name: str) -> str:
+    """The label of the states where ``target`` holds: the model's own for a label, else
+    one named by the formula as Storm writes it (``(s = 5)``), added to ``builder``."""
+    if isinstance(target, stormpy.logic.AtomicLabelFormula):
+        return target.label
+    text = str(target)
+    label = text if len(text) <= MAX_NAME else f"target of {prop_name}"
+    result = stormpy.model_checking(built, target)
+    builder.label(label, list(result.get_truth_values_vector()))
+    return label
