@@ -1,0 +1,485 @@
+"""Markov bounds that bracket every answer of a chain question, proved.
+
+Notation as in :mod:`ladders.solver.chains.questions`: ``U`` the plan's unknown states,
+``Q = P|_U``, ``pi_0`` the start distribution, ``T`` the time the chain first leaves
+``U``, ``x`` the answer as a function of the state (``x_a(s) = P_s(F a)``,
+``x(s) = E_s[sum_{t<T} rho(X_t)]``). The check walks ``v_t = pi_0 Q^t`` forward:
+
+- **probabilities**: ``P(F a) = sum_t (mass entering a at step t)``. The lower bound
+  is the mass that entered ``a`` within N steps; the upper bound adds the mass not yet
+  accounted for, ``u_N = 1 - sum_b (mass entered b)`` over every exit ``b`` (the
+  targets, and the states that cannot reach one: Prob0, found again here by graph
+  search, value 0). Every state of ``U`` leaves ``U`` with positive probability, so
+  ``u_N`` goes to 0 geometrically.
+- **expectations** (``steps``, ``R=? [F phi]``): the lower bound is the partial sum
+  ``L_N = sum_{t<N} <v_t, rho>`` (``rho >= 0``); the upper bound is ``L_N + u_N M``
+  with ``M >= max_{s in U} x(s)``, proved by a backward walk: ``w_t(s) = P_s(T > t)``
+  and ``E_s[T] = sum_t w_t(s)`` give ``E_s[T] <= sum_{t<m} w_t(s) + w_m(s) max E[T]``,
+  so once ``h = max_s w_m(s) < 1``, ``max_s E_s[T] <= max_s sum_{t<m} w_t(s) / (1 - h)``
+  (at most ``m / (1 - h)``), and ``M = max_U rho`` times that. Where ``h`` is not below
+  1 when the budget runs out the upper bound is unproved and the report says so.
+  Infinite answers are checked by graph search: a state reachable from the start,
+  before the target, cannot reach it.
+
+Arithmetic: fixed point, Python integers scaled by ``2^B`` in NumPy object arrays,
+rounded toward the bound. Forward, a term ``v_i P(i, j)`` becomes
+``floor(v_i / d_i) c_ij <= v_i c_ij / d_i`` (the row's integers, exact; one division
+a row); backward, ``ceil(sum_j c_sj w_j / d_s)``. Sums of integers are exact, so the
+rounding needs no error analysis: with ``delta_t >= 0`` the mass the floors drop at
+step t (it lies on states of ``U`` or exits), ``x(pi_0) = (entered mass, weighted) +
+sum_t x(delta_t) + x(v_N)`` exactly, and ``sum_t |delta_t| + |v_N| = u_N``, the
+start's mass less every exit's entered mass, an integer known exactly; each unit of it
+is worth at most 1 (a probability) or ``M``. ``B`` (:func:`fixed_point_bits`) keeps
+:data:`HEADROOM_BITS` bits of drops (under ``d_i`` units a row a step) below the
+digits asked and :data:`~ladders.solver.checks.bounds.PIN_DIGITS` more.
+
+Floats were the alternative: with Higham's ``gamma_k`` for a sum of k nonnegative
+terms, and ``P(i, j)`` rounded once, a step may lose ``(k + 2) 2^-53`` of its mass, so
+N steps cap the agreement near ``16 - log10(N k)`` digits, short of the 16 the board
+checks ask; int64 fixed point loses up to a unit ``2^-62`` per transition a step, in
+all ``N nnz 2^-62``. Python integers cost about 70 ns a transition a step forward
+(measured on this project's 2-core machine: 10^5 transitions, 7 ms), and as much again
+backward until ``h <= 1/2``; a time budget bounds the walk, and the report says how
+many digits the bounds reached within it, and whether the machine was busy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ladders.solver.chains.model import Chain
+from ladders.solver.chains.questions import INFINITY, Plan, Question, search, start_mask, transpose
+from ladders.solver.checks.bounds import PIN_DIGITS
+from ladders.solver.exact import fraction_to_decimal, mpq, mpz
+
+#: Seconds the bounds may walk before they report the digits reached.
+BOUNDS_SECONDS = 5.0
+#: Bits of the fixed point beyond those of the digits asked (and :data:`PIN_DIGITS`):
+#: the floors drop under ``d_i`` units per row a step, so ``2^48`` row-steps of drops
+#: stay below the last digit asked.
+HEADROOM_BITS = 48
+#: The backward walk stops once ``h <= 1/2`` (``M`` within a factor 2 of ``max x``):
+#: the upper bound is ``u_N M``, so a tighter ``M`` gains under a digit.
+BACKWARD_ENOUGH = mpq(1, 2)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a walk of ``question`` records: ``slots`` (one per probability answer:
+    its name and the states that end the walk with it), ``stop`` (every such state),
+    ``lost`` (states that cannot reach ``stop``, by graph search: value 0, and an
+    infinite expectation), and the expectation answer ``expectation`` (its name, or
+    None) with its reward ``rho`` (numerators and denominators; None: 1 a step)."""
+
+    slots: tuple[tuple[str, np.ndarray], ...]
+    stop: np.ndarray
+    lost: np.ndarray
+    expectation: str | None
+    rho: tuple[np.ndarray, np.ndarray] | None
+
+
+def question_targets(chain: Chain, question: Question, plan: Plan) -> Targets:
+    """The :class:`Targets` of ``question``, from the chain and the plan's answer names
+    (``absorb``: each absorbing state by its label or name, then ``steps``)."""
+    if question.kind == "absorb":
+        stop = chain.absorbing
+        by_name: dict[str, int] = {}
+        for i in np.flatnonzero(stop).tolist():
+            by_name.setdefault(chain.states[i], i)
+            by_name.setdefault(chain.state_label(i), i)
+        slots = []
+        for name in plan.names[:-1]:
+            mask = np.zeros(chain.size, dtype=bool)
+            mask[by_name[name]] = True
+            slots.append((name, mask))
+        expectation, rho = plan.names[-1], None
+    else:
+        stop = chain.label_mask(question.target)  # type: ignore[arg-type]
+        name = plan.names[0]
+        if question.kind == "reach":
+            slots, expectation, rho = [(name, stop)], None, None
+        else:
+            slots, expectation = [], name
+            rho = None if question.reward is None else chain.rewards[question.reward]
+    lost = ~search(*transpose(chain), stop)
+    return Targets(tuple(slots), stop, lost, expectation, rho)
+
+
+def missed_witness(chain: Chain, targets: Targets) -> int | None:
+    """A state reachable from the start without passing ``stop`` that cannot reach
+    ``stop`` (graph search), or None: where there is one, the chain misses its target
+    with positive probability and the expectation is infinite."""
+    reachable = search(chain.indptr, chain.indices, start_mask(chain), ~targets.stop)
+    found = np.flatnonzero(reachable & targets.lost)
+    return int(found[0]) if found.size else None
+
+
+def fixed_point_bits(chain: Chain, digits: int) -> int:
+    """``B`` for ``digits`` decimals (see :data:`HEADROOM_BITS`)."""
+    den_bits = int(chain.denominators.max()).bit_length() if chain.size else 1
+    return math.ceil((digits + PIN_DIGITS + 2) * math.log2(10)) + den_bits + HEADROOM_BITS
+
+
+def _row_entries(chain: Chain, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the CSR entries of ``rows`` (in order): the position of each entry's row in
+    ``rows`` and the entry's index."""
+    starts = chain.indptr[rows]
+    lengths = chain.indptr[rows + 1] - starts
+    src = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return src, offsets + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
+def _ints(values: np.ndarray) -> np.ndarray:
+    """An object array of Python ints (exact, unbounded arithmetic)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = [int(x) for x in values.tolist()]
+    return out
+
+
+class _Walk:
+    """The fixed-point walks of one question (module docstring): :meth:`forward` and
+    :meth:`backward` each take one step; everything is in units of ``2^-bits``."""
+
+    def __init__(self, chain: Chain, plan: Plan, targets: Targets, bits: int) -> None:
+        n, u = chain.size, plan.unknowns
+        nu = len(u)
+        self.scale = 1 << bits
+        self.nu = nu
+        pos = np.full(n, -1, dtype=np.int64)
+        pos[u] = np.arange(nu, dtype=np.int64)
+        slot = np.full(n, -1, dtype=np.int64)
+        for k, (_, mask) in enumerate(targets.slots):
+            slot[mask] = k
+        exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
+        slot[targets.stop & (slot < 0)] = exit_slot
+        slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
+        if np.any(targets.lost[u]) or np.any(targets.stop[u]):
+            raise ValueError("the plan's unknowns hold a target state or one that cannot reach "
+                             "a target")
+        src, entries = _row_entries(chain, u)
+        dst = chain.indices[entries]
+        code = np.where(pos[dst] >= 0, pos[dst], nu + slot[dst])
+        leak = (pos[dst] < 0) & (slot[dst] < 0)
+        if np.any(leak):
+            j = int(dst[np.flatnonzero(leak)[0]])
+            raise ValueError(f"the plan's unknowns lead to state {chain.states[j]!r}, which is "
+                             "neither unknown, a target, nor unable to reach a target")
+        self.den = _ints(chain.denominators[u])
+        # forward: entries grouped by destination code (the unknowns first, then slots)
+        order = np.argsort(code, kind="stable")
+        sorted_code = code[order]
+        self.f_src = src[order]
+        self.f_c = _ints(chain.numerators[entries][order])
+        self.f_starts = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]]) \
+            if len(sorted_code) else np.empty(0, dtype=np.int64)
+        group = sorted_code[self.f_starts]
+        self.f_in_u = int(np.count_nonzero(group < nu))
+        self.f_u = group[:self.f_in_u]
+        self.f_slots = group[self.f_in_u:] - nu
+        # backward: the entries that stay in U, grouped by source (CSR order)
+        inside = pos[dst] >= 0
+        b_src = src[inside]
+        self.b_dst = pos[dst[inside]]
+        self.b_c = _ints(chain.numerators[entries][inside])
+        self.b_starts = np.flatnonzero(np.r_[True, b_src[1:] != b_src[:-1]]) \
+            if len(b_src) else np.empty(0, dtype=np.int64)
+        self.b_rows = b_src[self.b_starts]
+        # the start distribution, each probability floored to the fixed point
+        self.v = np.zeros(nu, dtype=object)
+        self.entered = np.zeros(lost_slot + 1, dtype=object)
+        for i, p in chain.start:
+            amount = (int(p.numerator) << bits) // int(p.denominator)
+            if pos[i] >= 0:
+                self.v[pos[i]] += amount
+            elif slot[i] >= 0:
+                self.entered[slot[i]] += amount
+            else:
+                raise ValueError(f"the start state {chain.states[i]!r} is neither unknown, a "
+                                 "target, nor unable to reach a target")
+        self.occupied = np.zeros(nu, dtype=object)
+        self.steps = 0
+        self.w = np.full(nu, self.scale, dtype=object)
+        self.w_sum = np.zeros(nu, dtype=object)
+        self.back_steps = 0
+        self.h = mpq(1)
+        self.most_steps: mpq | None = None if nu else mpq(0)
+
+    @property
+    def unaccounted(self) -> int:
+        """``u_N`` in units: the start's mass less all mass entered in an exit."""
+        return self.scale - int(self.entered.sum())
+
+    def forward(self) -> None:
+        """``v_{t+1}(j) = sum_i floor(v_i / d_i) c_ij``, the mass leaving ``U`` entered
+        in its slot, ``v_t`` added to the occupation ``sum_{t<N} v_t``."""
+        self.occupied += self.v
+        v = np.zeros(self.nu, dtype=object)
+        if len(self.f_c):
+            sums = np.add.reduceat((self.v // self.den)[self.f_src] * self.f_c, self.f_starts)
+            v[self.f_u] = sums[:self.f_in_u]
+            self.entered[self.f_slots] += sums[self.f_in_u:]
+        self.v = v
+        self.steps += 1
+
+    def mass_left(self) -> bool:
+        """Whether any mass is still inside ``U``."""
+        return bool(np.any(self.v))
+
+    def backward(self) -> None:
+        """One backward step: ``w_{m+1}(s) = ceil(sum_j c_sj w_m(s) / d_s)`` (so
+        ``w_m(s) >= P_s(T > m)``, ``w_0 = 1``) and ``S_m = sum_{t<m} w_t >= E_s[min(T, m)]``;
+        then ``h = max_s w_m(s)`` and ``max_s E_s[T] <= max_s S_m(s) / (1 - h)``
+        (:attr:`most_steps`; None while ``h >= 1``)."""
+        self.w_sum += self.w
+        w = np.zeros(self.nu, dtype=object)
+        if len(self.b_c):
+            w[self.b_rows] = np.add.reduceat(self.b_c * self.w[self.b_dst], self.b_starts)
+        self.w = -((-w) // self.den)
+        self.back_steps += 1
+        if self.nu:
+            top = int(self.w.max())
+            self.h = mpq(top, self.scale)
+            self.most_steps = (mpq(int(self.w_sum.max()), self.scale - top)
+                               if top < self.scale else None)
+
+    def reward_sum(self, rho: tuple[np.ndarray, np.ndarray] | None, unknowns: np.ndarray) -> mpq:
+        """``L_N = sum_{t<N} <v_t, rho>`` exactly, grouped by the reward's denominators."""
+        if rho is None:
+            return mpq(int(self.occupied.sum()), self.scale)
+        num, den = rho[0][unknowns], rho[1][unknowns]
+        total = mpq(0)
+        for d in np.unique(den).tolist():
+            mask = den == d
+            part = int((self.occupied[mask] * _ints(num[mask])).sum())
+            total += mpq(part, self.scale * int(d))
+        return total
+
+
+@dataclass(frozen=True)
+class ChainBounds:
+    """``lower[k] <= answer <= upper[k]`` for each answer ``names[k]`` the system
+    solves for, after ``steps`` forward steps (``upper[k]`` None where unproved), in
+    fixed point of ``bits`` bits; ``stopped``: why the walk ended before the bounds
+    settled (None when they did); ``seconds`` and ``cpu_seconds`` it took."""
+
+    names: tuple[str, ...]
+    lower: tuple[mpq, ...]
+    upper: tuple[mpq | None, ...]
+    steps: int
+    bits: int
+    stopped: str | None
+    seconds: float
+    cpu_seconds: float
+
+    def agreeing(self, k: int, most: int) -> int:
+        """Leading decimals (at most ``most``) that answer k's bounds share; -1 where
+        their whole parts differ or the upper bound is unproved."""
+        lo, up = self.lower[k], self.upper[k]
+        if up is None:
+            return -1
+        a, b = fraction_to_decimal(lo, most), fraction_to_decimal(up, most)
+        same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+        return min(most, same - a.index(".") - 1) if same > a.index(".") else -1
+
+    def pinned(self, k: int, digits: int) -> bool:
+        """Answer k's bounds straddle a decimal of at most ``digits`` places and are
+        narrower than ``10^-(digits + PIN_DIGITS)`` (as
+        :meth:`~ladders.solver.checks.bounds.Bounds.pinned_seats`: 1/2 pins 0.5)."""
+        up = self.upper[k]
+        return (up is not None and not _same(self.lower[k], up, digits)
+                and (up - self.lower[k]) * mpz(10) ** (digits + PIN_DIGITS) < 1)
+
+    def settled(self, digits: int) -> bool:
+        """Every answer's bounds agree to ``digits`` decimals or pin a short decimal."""
+        return all(up is not None and (_same(lo, up, digits) or self.pinned(k, digits))
+                   for k, (lo, up) in enumerate(zip(self.lower, self.upper)))
+
+
+def _same(lo: mpq, up: mpq, digits: int) -> bool:
+    """``floor(lo 10^digits) == floor(up 10^digits)``."""
+    scale = mpz(10) ** digits
+    return (lo.numerator * scale) // lo.denominator == (up.numerator * scale) // up.denominator
+
+
+def chain_bounds_within(chain: Chain, question: Question, plan: Plan, digits: int = 16,
+                        seconds: float = BOUNDS_SECONDS) -> ChainBounds:
+    """Bounds on every answer in ``plan.columns`` after the first step at which they
+    agree to ``digits`` decimals (or pin a short decimal), or after ``seconds``, or when
+    no mass is left to walk (module docstring). Checked about every ``N/32`` steps once
+    the gap allows ``digits``; the cost is in :meth:`_Walk.forward`."""
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"digits must be a whole number of at least 1, got {digits!r}")
+    t0, c0 = time.monotonic(), time.process_time()
+    targets = question_targets(chain, question, plan)
+    bits = fixed_point_bits(chain, digits)
+    if not plan.columns:  # every answer known without solving (Infinity): nothing to walk
+        return ChainBounds((), (), (), 0, bits, None, 0.0, 0.0)
+    walk = _Walk(chain, plan, targets, bits)
+    expect = targets.expectation if targets.expectation in plan.columns else None
+    rho_max = _most_reward(targets.rho, plan.unknowns)
+    slot_of = {name: k for k, (name, _) in enumerate(targets.slots)}
+    need = mpz(10) ** digits
+
+    def bounds(stopped: str | None) -> ChainBounds:
+        u = mpq(walk.unaccounted, walk.scale)
+        lower, upper = [], []
+        for name in plan.columns:
+            if name == expect:
+                lo = walk.reward_sum(targets.rho, plan.unknowns)
+                m = mpq(0) if not u else (
+                    None if walk.most_steps is None else rho_max * walk.most_steps)
+                lower.append(lo)
+                upper.append(None if m is None else lo + u * m)
+            else:
+                lo = mpq(int(walk.entered[slot_of[name]]), walk.scale)
+                lower.append(lo)
+                upper.append(lo + u)
+        return ChainBounds(tuple(plan.columns), tuple(lower), tuple(upper), walk.steps, bits,
+                           stopped, time.monotonic() - t0, time.process_time() - c0)
+
+    def narrow() -> bool:
+        """The gap allows ``digits`` decimals: ``u_N max(1, M) < 10^-digits``."""
+        u = walk.unaccounted
+        if not u:
+            return True
+        m = mpq(1)
+        if expect is not None:
+            if walk.most_steps is None:
+                return False
+            m = max(m, rho_max * walk.most_steps)
+        return u * need * m.numerator < walk.scale * m.denominator
+
+    deadline = t0 + seconds
+    next_check = 0
+    backward = expect is not None
+    while True:
+        if walk.steps >= next_check and narrow():
+            current = bounds(None)
+            if current.settled(digits):
+                return current
+            next_check = walk.steps + max(1, walk.steps // 32)
+        if time.monotonic() > deadline:
+            return bounds(_budget_reason(seconds, time.process_time() - c0, walk))
+        if walk.mass_left():
+            walk.forward()
+        elif not backward:
+            current = bounds(None)
+            return current if current.settled(digits) else bounds(
+                "no mass is left to walk: the fixed point's drops bound the gap")
+        if backward:
+            walk.backward()
+            backward = walk.h > BACKWARD_ENOUGH
+
+
+def _most_reward(rho: tuple[np.ndarray, np.ndarray] | None, unknowns: np.ndarray) -> mpq:
+    """``max_{s in U} rho(s)`` exactly (1: one a step)."""
+    if rho is None:
+        return mpq(1)
+    num, den = rho[0][unknowns].tolist(), rho[1][unknowns].tolist()
+    return max((mpq(a, b) for a, b in zip(num, den)), default=mpq(0))
+
+
+def _budget_reason(seconds: float, cpu: float, walk: _Walk) -> str:
+    """Why the budget ran out: a busy machine (this process got under half the wall
+    time of CPU) or bounds that converge slowly."""
+    spent = f"{seconds:g} s ({cpu:.1f} s of CPU) and {walk.steps:,} steps"
+    if cpu < seconds / 2:
+        return f"the machine was busy: {spent}"
+    proved = ""
+    if walk.back_steps and walk.most_steps is None:
+        proved = (f"; the expectation's upper bound is unproved: after {walk.back_steps:,} "
+                  f"backward steps h = max_s P_s(T > m) is still 1")
+    return f"the bounds converge slowly: {spent}{proved}"
+
+
+def check_chain_answers(chain: Chain, question: Question, plan: Plan,
+                        values: dict[str, mpq | str], digits: int = 16,
+                        budget: float = BOUNDS_SECONDS,
+                        bounds: ChainBounds | None = None) -> dict[str, Any]:
+    """Compare a chain question's exact answers ``values`` (name -> ``mpq`` or
+    :data:`INFINITY`) with bounds that agree to ``digits`` decimals, walked for at most
+    ``budget`` seconds (``bounds``: computed beforehand, see :func:`chain_bounds_within`).
+
+    Returns a JSON-ready report: ``check``, ``question``, ``steps``, ``bits``, the
+    digits every answer's bounds agree to (``digits``; with ``digits_asked`` and
+    ``stopped`` when the walk stopped first), ``seconds`` and ``cpu_seconds``, and per
+    answer its ``lower_decimal`` and ``upper_decimal`` (None: unproved), ``inside``
+    (``lower <= value <= upper``), ``digits`` (those its bounds share) and
+    ``digits_agree`` (the value's truncated decimals equal the bounds'): a pass proves
+    those digits. A short decimal pinned by its bounds passes by lying inside them
+    (``pinned``). An infinite answer is checked by graph search (``checked``, with the
+    state that cannot reach the target); ``passed``: every answer passed.
+    """
+    bounds = bounds or chain_bounds_within(chain, question, plan, digits, budget)
+    settled = bounds.settled(digits)
+    report: list[dict[str, Any]] = []
+    passed = True
+    targets = question_targets(chain, question, plan) if plan.known else None
+    for name in plan.names:
+        value = values[name]
+        if name in plan.known:
+            entry = _known(chain, targets, name, value, plan.known[name])  # type: ignore[arg-type]
+        else:
+            entry = _bounded(bounds, plan.columns.index(name), name, value, digits, settled)
+        passed &= bool(entry["inside"] and entry["digits_agree"])
+        report.append(entry)
+    agreed = min((e["digits"] for e in report if "digits" in e), default=digits)
+    out: dict[str, Any] = {"check": "chain_bounds", "question": question.describe(),
+                           "steps": bounds.steps, "bits": bounds.bits, "digits": max(agreed, 0),
+                           "answers": report, "passed": passed,
+                           "seconds": round(bounds.seconds, 3),
+                           "cpu_seconds": round(bounds.cpu_seconds, 3)}
+    if agreed < digits:
+        out.update(digits_asked=digits,
+                   stopped=bounds.stopped or "the walk stopped before the bounds agreed")
+    return out
+
+
+def _bounded(bounds: ChainBounds, k: int, name: str, value: mpq | str, digits: int,
+             settled: bool) -> dict[str, Any]:
+    """One answer's entry against its bounds (see :func:`check_chain_answers`)."""
+    lo, up = bounds.lower[k], bounds.upper[k]
+    pinned = settled and bounds.pinned(k, digits)
+    agree = digits if settled else bounds.agreeing(k, digits)
+    entry: dict[str, Any] = {"name": name, "lower_decimal": fraction_to_decimal(lo, digits + 2),
+                             "upper_decimal": None if up is None
+                             else fraction_to_decimal(up, digits + 2),
+                             "digits": max(agree, 0)}
+    if value == INFINITY:
+        entry.update(inside=False, digits_agree=False,
+                     note="the value is Infinity but every path reaches the target (graph search)")
+        return entry
+    finite = mpq(value)
+    entry["inside"] = lo <= finite and (up is None or finite <= up)
+    entry["digits_agree"] = pinned or agree < 0 or (
+        fraction_to_decimal(finite, agree) == fraction_to_decimal(lo, agree))
+    if up is None:
+        entry["unproved"] = "no upper bound: h = max_s P_s(T > m) did not get below 1"
+    if pinned:
+        entry["pinned"] = fraction_to_decimal(up, digits).rstrip("0").rstrip(".")
+    return entry
+
+
+def _known(chain: Chain, targets: Targets, name: str, value: mpq | str,
+           known: mpq | str) -> dict[str, Any]:
+    """An answer the plan knew without solving: Infinity, checked here by graph search
+    (``ValueError`` for any other, which plans do not make)."""
+    if known != INFINITY:
+        raise ValueError(f"{name}: the plan's answer {known} is not Infinity; only an "
+                         "infinite answer is known without solving")
+    witness = missed_witness(chain, targets)
+    ok = value == INFINITY and witness is not None
+    entry: dict[str, Any] = {"name": name, "value": str(value), "inside": ok, "digits_agree": ok}
+    if witness is None:
+        entry["checked"] = ("graph search: every state reachable from the start can reach the "
+                            "target, so the plan's Infinity is wrong")
+    else:
+        entry["checked"] = (f"graph search: {chain.states[witness]!r} is reachable from the "
+                            "start and cannot reach the target, so the expectation is infinite")
+    return entry
