@@ -32,6 +32,7 @@ and continuous-time chains (``ctmc``, ``ma``, or rates above 1) are refused by n
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,7 +126,7 @@ def load(path: str) -> Loaded:
     row_line: dict[int, int] = {}
     initial: list[tuple[int, int]] = []
     pending = [first] if first is not None else []
-    for number, _, tokens in [*pending, *records]:
+    for number, _, tokens in itertools.chain(pending, records):
         at = where(path, number)
         if tokens[0].startswith("#"):
             continue

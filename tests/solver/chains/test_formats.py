@@ -128,10 +128,15 @@ def test_tra_die_matches_drn_and_storm() -> None:
 
 
 def test_tra_storm_flavour_and_no_lab(tmp_path: Path) -> None:
-    write(tmp_path, "coin.lab", "#DECLARATION\ninit heads\n#END\n0 init\n1 heads\n")
+    write(tmp_path, "coin.lab", "#DECLARATION\ninit heads end\n#END\n0 init\n1 heads end\n2 end\n")
+    write(tmp_path, "coin.srew", "0 3/2\n")
     path = write(tmp_path, "coin.tra", "dtmc\n0 1 0.5\n0 2 0.5\n1 1 1\n2 2 1\n")
     chain = load_chain(path).chain
     assert one(chain, Question("reach", "heads")) == mpq(1, 2)
+    assert one(chain, Question("reward", "end", "reward")) == mpq(3, 2)
+    # PRISM 4.9 may list the initial state in the .tra ("- state ...")
+    listed = write(tmp_path, "listed.tra", "# Transitions (DTMC)\n2 2\n- 1 1\n0 0 1\n1 0 1\n")
+    assert load_chain(listed).chain.start == ((1, mpq(1)),)
     bare = write(tmp_path, "bare.tra", "2 3\n0 0 1/4\n0 1 3/4\n1 1 1\n")
     chain = load_chain(bare).chain       # no .lab: state 0 starts, as in PRISM
     assert chain.start == ((0, mpq(1)),) and ask(chain, Question())["steps"] == mpq(4, 3)
