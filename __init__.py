@@ -13,6 +13,9 @@ functions)::
     b.lower[0] <= out.seats[0] <= b.upper[0]      # True
     ladders.stats("milton-bradley").expected_length
     board = ladders.load_board("my-board.toml")   # a Board, checked (errors name the line)
+    model = ladders.load_chain("ruin.toml")       # any absorbing chain (.toml, .tra, .drn,
+    ladders.solve(model).answers                  # .prism/.jani): {"broke": mpq(4,5), ...}
+    ladders.solve(model, target="rich").answers   # P(F "rich")
 
 A board is a preset name, a file path, or a :class:`Board`. The layers are
 ``ladders.solver`` (the mathematics), ``ladders.checkpoints`` (the run store) and
@@ -28,27 +31,80 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ladders.cluster.connect import ClusterSpec
+    from ladders.solver.chains.formats import Loaded
+    from ladders.solver.chains.model import Chain
     from ladders.solver.checks.bounds import Bounds
     from ladders.solver.games.board import Board
     from ladders.solver.games.chain import OnePlayerStats
     from ladders.solver.result import Solution
 
-__all__ = ["Board", "ClusterSpec", "Solution", "load_board", "solve", "resume", "bounds", "stats"]
+__all__ = ["Board", "Chain", "ClusterSpec", "Solution", "load_board", "load_chain", "solve",
+           "solve_all", "resume", "bounds", "stats"]
 
 
-def load_board(board: str | Board, rule: str | None = None, die: int | None = None) -> Board:
-    """A preset name or a board file (plain text or TOML), checked; ``rule`` and ``die``
-    override the board's own."""
+def load_board(board: str | Board, rule: str | None = None, die: int | None = None,
+               meet: str | None = None) -> Board:
+    """A preset name or a board file (plain text or TOML), checked; ``rule``, ``die``
+    and ``meet`` (``"bump"``: pieces that meet) override the board's own."""
     from ladders.solver.games.board import Board, load_board, with_overrides
     b = board if isinstance(board, Board) else load_board(board)
-    return with_overrides(b, rule=rule, die=die)
+    return with_overrides(b, rule=rule, die=die, meet=meet)
 
 
-def solve(board: str | Board, players: int = 2, engine: str | None = None,
+def load_chain(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:
+    """A chain file, checked (errors name the file and line): the chain TOML (a
+    ``[transitions]`` table), PRISM's explicit ``.tra`` with its ``.lab``, Storm's
+    ``.drn``, or a PRISM / JANI model through stormpy (``constants="N=16,MAX=2"``,
+    ``properties=`` a properties file). Returns the chain (``.chain``) and the
+    questions the file asks (``.questions``); give it to :func:`solve`."""
+    from ladders.solver.chains.formats import load_chain as load
+    return load(path, constants=constants, properties=properties)
+
+
+def _chain_problems(model: Any, players: int, target: str | None,
+                    prop: str | None) -> list[Any] | None:
+    """The chain questions ``model`` asks (see :func:`solve`), or None for a race."""
+    from ladders.solver.chains.formats import Loaded
+    from ladders.solver.chains.model import Chain
+    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chains.questions import Question
+    if isinstance(model, Chain):
+        model = Loaded(model)
+    if not isinstance(model, Loaded):
+        board = load_board(model)
+        if board.meet != "bump":
+            if target or prop:
+                raise ValueError("target= and property= are for chains, not boards")
+            return None
+        from ladders.solver.games.board import board_to_json
+        from ladders.solver.games.bump import bump_chain
+        source = {"board": board_to_json(board), "players": players}
+        return [ChainProblem(bump_chain(board, players), Question(), source)]
+    if target is not None:
+        model.chain.label_mask(target)
+        return [ChainProblem(model.chain, Question("reach", target), model.source)]
+    questions = list(model.questions) or [Question()]
+    if prop is not None:
+        chosen = [q for q in questions if q.text.split(":")[0] == prop]
+        if not chosen:
+            names = ", ".join(q.text.split(":")[0] for q in questions) or "none"
+            raise ValueError(f"no property {prop!r} in {model.chain.name}; its properties: {names}")
+        questions = chosen
+    return [ChainProblem(model.chain, q, model.source) for q in questions]
+
+
+def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,
+          target: str | None = None, property: str | None = None,  # noqa: A002
           **options: Any) -> Solution:
     """The exact win probability of every seat, verified: a frozen :class:`Solution`
     (``.seats``, a tuple of ``mpq``; ``.passed``, whether every check passed;
     ``.verified``, the report of each check; ``.details``, ``.seconds``).
+
+    ``board`` may also be a chain (:func:`load_chain`, or a :class:`Chain`), or a board
+    whose pieces meet (``meet = "bump"``: one joint chain): ``.answers`` then names
+    every answer (where the chain ends and the expected steps; ``target="LABEL"``:
+    ``P(F LABEL)``; ``property="p1"``: that property of a PRISM properties file), each
+    an ``mpq`` or ``"Infinity"``. :func:`solve_all` answers every property.
 
     ``engine``: ``series``, ``modular``, ``crt``, ``elimination`` or any other
     registered one (default: the fastest for the problem). ``options`` are those of
@@ -56,9 +112,29 @@ def solve(board: str | Board, players: int = 2, engine: str | None = None,
     ``.table`` holds every ``P(a, b)``), ``spec=ClusterSpec(...)`` (a Dask cluster),
     ``executor=``, and each engine's own (``batch_primes=``, ``block_size=``...).
     """
+    solutions = solve_all(board, players, engine, target=target, property=property, **options)
+    if len(solutions) > 1:
+        names = ", ".join(s.problem.question.text.split(":")[0] for s in solutions)
+        raise ValueError(f"{solutions[0].problem.name} asks {len(solutions)} properties ({names}): "
+                         "pick one with property=, or call ladders.solve_all")
+    return solutions[0]
+
+
+def solve_all(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,
+              target: str | None = None, property: str | None = None,  # noqa: A002
+              **options: Any) -> list[Solution]:
+    """Every question of ``board`` solved in turn (see :func:`solve`): one solution for a
+    race, one per property for a model with a properties file."""
+    import time
+
+    from ladders.cluster.runs import known_solution
     from ladders.cluster.runs import solve as run_solve
     from ladders.solver.problem import Problem
-    return run_solve(Problem.build(load_board(board), players), engine, **options)
+    problems = _chain_problems(board, players, target, property)
+    if problems is None:
+        return [run_solve(Problem.build(load_board(board), players), engine, **options)]
+    return [run_solve(p, engine, **options) if p.solvable else known_solution(p, time.perf_counter())
+            for p in problems]
 
 
 def resume(store: str, **options: Any) -> Solution:
@@ -106,4 +182,7 @@ def __getattr__(name: str) -> Any:
     if name == "Solution":
         from ladders.solver.result import Solution
         return Solution
+    if name == "Chain":
+        from ladders.solver.chains.model import Chain
+        return Chain
     raise AttributeError(f"module 'ladders' has no attribute {name!r}")

@@ -29,7 +29,7 @@ from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.crt import solve_mod
 from ladders.solver.engines.modp import permute_csr
-from ladders.solver.problem import Problem
+from ladders.solver.problem import problem_from_json
 from ladders.solver.system import LinearSystem, pivot_order
 
 Permuted = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -41,7 +41,7 @@ def crt_system(store: RunStore) -> tuple[LinearSystem, np.ndarray, Permuted]:
     from run.json and checked against its digest; cached per worker process."""
     key = (store.worker_url, store.run["token"])
     if key not in _SYSTEMS:
-        system = Problem.from_json(store.run["problem"]).system
+        system = problem_from_json(store.run["problem"]).system
         if system.digest() != store.run["system_digest"]:
             raise StoreError(f"{store.url}: the stored problem no longer builds the system it "
                              "was solving (different ladders version?)")

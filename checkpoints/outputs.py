@@ -8,7 +8,7 @@ in ``.gz`` and written whole or not at all: a local file atomically
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +55,27 @@ def write_solution(path: str | Path, solution: Solution) -> None:
                        "digits": digit_counts(p)} for j, p in enumerate(solution.seats)],
             "verified": solution.verified}
     payload = json.dumps(data).encode()
+    if str(path).endswith(".gz"):
+        payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
+    _write(path, payload)
+
+
+def write_chain_answers(path: str | Path, solutions: Sequence[Solution]) -> None:
+    """Every answer of a chain's questions as one JSON document: the chain, each
+    question with its answers (exact ``"p/q"`` or ``"Infinity"``, decimal, digits),
+    engine and checks."""
+    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    chain = solutions[0].problem.chain
+    results = []
+    for sol in solutions:
+        answers = {name: ({"exact": v} if isinstance(v, str) else
+                          {"exact": fraction_to_str(v), "decimal": fraction_to_decimal(v, 50),
+                           "digits": digit_counts(v)}) for name, v in sol.answers.items()}
+        results.append({"question": sol.problem.question.describe(), "answers": answers,
+                        "engine": sol.engine, "seconds": round(sol.seconds, 3),
+                        "verified": sol.verified})
+    payload = json.dumps({"chain": chain.name, "source": solutions[0].problem.source,
+                          "results": results}).encode()
     if str(path).endswith(".gz"):
         payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
     _write(path, payload)

@@ -23,7 +23,7 @@ from ladders.cluster.session import versions
 from ladders.solver.checks.residue_check import CHECK_LIMIT
 from ladders.solver.checks.verify import verify_answer
 from ladders.solver.exact import bits_to_digits, fraction_to_str, str_to_fraction
-from ladders.solver.problem import Problem
+from ladders.solver.problem import Problem, problem_from_json
 from ladders.solver.result import Solution
 
 
@@ -47,6 +47,17 @@ def solve(problem: Problem, engine: str | None = None, request: SolveRequest | N
     return session.solve(driver, problem, request, progress, should_stop, started)
 
 
+def known_solution(problem: Any, started: float) -> Solution:
+    """The solution of a chain question whose every answer graph search decided
+    (``Infinity`` where the target is missed with positive probability): no system, no
+    engine."""
+    what = "every answer decided by graph search, no system to solve"
+    return Solution(problem=problem, seats=(), engine="graph", executor="serial",
+                    verified={"passed": True, "graph": {"check": "graph", "what": what,
+                                                        "passed": True}},
+                    seconds=time.perf_counter() - started)
+
+
 def open_store(path: str) -> RunStore:
     """A stored run, opened with its engine's manifest format."""
     probe = RunStore.open(path)
@@ -58,7 +69,7 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
     store = open_store(path)
     driver = get_engine(store.engine)
     try:
-        problem = Problem.from_json(store.run["problem"])
+        problem = problem_from_json(store.run["problem"])
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"{store.url}/run.json: its problem cannot be rebuilt "
                          f"({type(exc).__name__}: {exc}); {store.damaged()}") from None

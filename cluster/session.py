@@ -218,9 +218,8 @@ def _timed_bounds(problem: Problem, digits: int, budget: float,
                   threads: bool) -> tuple[Any, float]:
     """The Markov bounds that agree to ``digits`` decimals, or those reached within
     ``budget`` seconds, and the seconds they took."""
-    from ladders.solver.checks.bounds import bounds_within
     t0 = time.perf_counter()
-    bounds = bounds_within(problem.chain, problem.players, digits, budget, threads)
+    bounds = problem.bounds_within(digits, budget, threads)
     return bounds, time.perf_counter() - t0
 
 

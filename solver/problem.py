@@ -1,5 +1,10 @@
 """Problem: what a race solve is asked, built once into the system every engine consumes.
 
+A race of pieces that never meet (this module); any other chain question is a
+:class:`~ladders.solver.chains.problem.ChainProblem` with the same methods (``name``,
+``system``, ``seats_from_values``, ``named``, the bounds, ``to_json``), and
+:func:`problem_from_json` rebuilds either from a run store's run.json.
+
 ``Problem.build(board, players)`` checks the player count, builds one player's chain
 (:mod:`ladders.solver.games.chain`) and the race's sparse integer system
 (:mod:`ladders.solver.games.race`: ``turn`` for two players, ``sym`` for more).
@@ -11,14 +16,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ladders.solver.checks.bounds import check_players
+from ladders.solver.checks.bounds import Bounds, bounds_within, check_players
 from ladders.solver.estimate import RaceSize, race_size
 from ladders.solver.games.board import Board, board_from_json, board_to_json
 from ladders.solver.games.chain import AbsorbingChain, build_chain
-from ladders.solver.games.race import race_system, race_unknowns
+from ladders.solver.exact import mpq
+from ladders.solver.games.race import race_system, race_unknowns, seats_from_values
 from ladders.solver.system import LinearSystem
+
+if TYPE_CHECKING:
+    from ladders.solver.chains.problem import ChainProblem
 
 
 @dataclass
@@ -29,6 +38,9 @@ class Problem:
     board: Board
     players: int
     chain: AbsorbingChain
+
+    #: the pieces never meet: the series engine and the race bounds apply
+    independent = True
 
     @classmethod
     def build(cls, board: Board, players: int) -> Problem:
@@ -51,9 +63,46 @@ class Problem:
         """The race's sparse integer system (see :func:`ladders.solver.games.race.race_system`)."""
         return race_system(self.chain, self.players)
 
+    @property
+    def name(self) -> str:
+        return self.board.name
+
+    def seats_from_values(self, values: list[mpq]) -> list[mpq]:
+        """Every seat from the target values an engine returned for :attr:`system`."""
+        return seats_from_values(self.system, self.players, values)
+
+    def named(self, seats: tuple[mpq, ...] | list[mpq]) -> dict[str, mpq | str]:
+        """Every seat's win probability by name (``seat 1``, ...)."""
+        return {f"seat {j + 1}": p for j, p in enumerate(seats)}
+
+    def comparisons(self, seats: tuple[mpq, ...] | list[mpq]) -> None:
+        """A race asks no ``P>=b`` question."""
+        return None
+
+    def bounds_within(self, digits: int, budget: float, threads: bool = True) -> Bounds:
+        """The race's Markov bounds to ``digits`` decimals, or those reached within
+        ``budget`` seconds (:func:`ladders.solver.checks.bounds.bounds_within`)."""
+        return bounds_within(self.chain, self.players, digits, budget, threads)
+
+    def check_bounds(self, seats: list[mpq], digits: int,
+                     bounds: Bounds | None = None) -> dict[str, Any]:
+        """Tier 1: every seat inside the bounds, the digits agreeing
+        (:func:`ladders.solver.checks.verify.check_against_bounds`)."""
+        from ladders.solver.checks.verify import check_against_bounds
+        return check_against_bounds(self.chain, self.players, seats, digits, bounds)
+
     def to_json(self) -> dict[str, Any]:
         return {"board": board_to_json(self.board), "players": self.players}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Problem:
         return cls.build(board_from_json(data["board"]), int(data["players"]))
+
+
+def problem_from_json(data: dict[str, Any]) -> Problem | ChainProblem:
+    """The problem a run store's run.json names: a race (board and players) or a chain
+    question (``"kind": "chain"``)."""
+    if data.get("kind") == "chain":
+        from ladders.solver.chains.problem import chain_problem_from_json
+        return chain_problem_from_json(data)
+    return Problem.from_json(data)

@@ -57,6 +57,12 @@ class Solution:
         object.__setattr__(self, "seats", tuple(self.seats))
 
     @property
+    def answers(self) -> dict[str, mpq | str]:
+        """Every answer by name: ``seat 1``, ... for a race; for a chain question the
+        names of its answers, with ``"Infinity"`` where the expectation diverges."""
+        return self.problem.named(self.seats)
+
+    @property
     def passed(self) -> bool:
         """Whether every check of the answer passed (False for an interrupted run)."""
         return bool(self.verified.get("passed")) and not self.interrupted

@@ -67,10 +67,9 @@ def status(store: str, as_json: bool) -> None:
     """
     from ladders.cluster.runs import status as run_status
     st = run_status(store)
-    b = st["problem"]["board"]
     done, digits = st["progress"], st["digits"]
     lines = [f"store     {st['store']}",
-             f"problem   {b['name']}, {st['problem']['players']} players, {st['size']}",
+             f"problem   {problem_line(st['problem'])}, {st['size']}",
              f"engine    {st['engine']}",
              f"state     {st['state']}",
              f"progress  {done}",
@@ -78,10 +77,21 @@ def status(store: str, as_json: bool) -> None:
              f"elapsed   {st['elapsed_seconds']:.1f} s of solving",
              f"size      {st['store_bytes'] / 1e6:.1f} MB"]
     if st["result"]:
-        lines.append(f"answer    seat 1 = {short(st['result']['seats'][0])}")
+        first = "seat 1" if st["problem"].get("kind") != "chain" else "answer 1"
+        lines.append(f"answer    {first} = {short(st['result']['seats'][0])}")
     elif st["state"].startswith("interrupted"):
         lines.append(f"resume    ladders resume {st['store']}")
     emit(st, as_json, "\n".join(lines))
+
+
+def problem_line(problem: dict) -> str:
+    """What a store's run.json says it solves, in a phrase."""
+    if problem.get("kind") != "chain":
+        return f"{problem['board']['name']}, {problem['players']} players"
+    source, question = problem["source"], problem["question"]
+    what = (f"{source['board']['name']}, {source['players']} players, pieces that meet"
+            if "board" in source else source["path"])
+    return f"{what}: {question.get('text') or question['kind']}"
 
 
 @click.command()
@@ -114,7 +124,9 @@ def verify(store: str, primes: int, cross: bool | None, as_json: bool) -> None:
     data = {"seats": [{"seat": j + 1, "decimal": fraction_to_decimal(p, 50)}
                       for j, p in enumerate(res["seats"])], "engine": res["engine"],
             "verified": rep, "seconds": round(time.perf_counter() - t0, 2)}
-    lines = [f"seat 1 = {data['seats'][0]['decimal']}... ({res['engine']} engine)"]
+    names = list(res["problem"].named(res["seats"]))
+    lines = [f"{names[j]} = {s['decimal']}..." for j, s in enumerate(data["seats"])]
+    lines[0] += f" ({res['engine']} engine)"
     lines += verification_lines(rep)
     emit(data, as_json, "\n".join(lines))
     if not rep["passed"]:

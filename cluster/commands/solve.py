@@ -1,4 +1,11 @@
-"""``ladders solve``: the exact race, with any registered engine, verified.
+"""``ladders solve``: the exact race, or any chain's answers, with any registered
+engine, verified.
+
+BOARD is a board (a race of pieces that never meet, or with ``--meet bump`` one joint
+chain) or a chain file of any format in :mod:`ladders.solver.chains.formats`
+(``.toml`` with ``[transitions]``, ``.tra``, ``.drn``, ``.prism``, ``.jani``): its
+questions (``--target``, ``--properties``, or by default where it ends and the
+expected steps) are solved one after the other.
 
 The engines describe themselves (:mod:`ladders.cluster.engines`): ``--engine``'s
 choices, the help of the options every engine may take and each engine's own options
@@ -73,12 +80,26 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
               "compress): the board, the players, the seats, the digits, the checks.")
+@click.option("--meet", type=click.Choice(["none", "bump"]), default=None,
+              help="Boards: what happens when pieces meet; bump = a piece that lands on "
+              "others sends them back to the start (one joint chain, solved by modular, crt "
+              "or elimination) [default: the board's own, none].")
+@click.option("--target", metavar="LABEL", default=None,
+              help="Chain files: the probability of ever reaching the states labelled LABEL "
+              "(instead of where the chain ends and the expected steps).")
+@click.option("--properties", "properties", metavar="FILE", default=None,
+              help="PRISM and JANI models: a properties file (P=? [F phi], R=? [F phi], "
+              "filter(...) forms); a .jani file's own properties are used without it.")
+@click.option("--constants", metavar="N=16,MAX=2", default=None,
+              help="PRISM and JANI models: values of the model's open constants.")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, exact: bool, table_path: str | None,
-          force: bool, output_path: str | None, as_json: bool, **options: Any) -> int:
-    """Exact win probability of every seat, certified and checked against the bounds.
+          force: bool, output_path: str | None, meet: str | None, target: str | None,
+          properties: str | None, constants: str | None, as_json: bool, **options: Any) -> int:
+    """Exact win probability of every seat, or any chain's answers, certified and
+    checked against the bounds.
 
     The default series engine never builds the race's system: it sums one player's
     generating functions (two players: polynomials of degree 81 over the rationals,
@@ -92,9 +113,20 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     batches of primes. Runs with --checkpoint DIR survive a crash or Ctrl-C (at most
     the tasks in flight are lost); 'ladders resume DIR' continues.
 
+    A chain file (any absorbing Markov chain: the chain TOML, PRISM's explicit .tra
+    with its .lab, Storm's .drn, a PRISM or JANI model through stormpy) is answered
+    from its start: by default the probability of ending in each absorbing state and
+    the expected number of steps ("Infinity" where it may never end); --target LABEL
+    asks for the probability of reaching LABEL; --properties FILE evaluates a PRISM
+    properties file. --meet bump makes a board's pieces meet: one joint chain.
+
     \b
     Examples:
       ladders solve hasbro --exact                        # all 4,453 digits in a second
+      ladders solve hasbro --meet bump                    # pieces that meet: a joint chain
+      ladders solve ruin.toml                             # any chain: where it ends, steps
+      ladders solve model.tra --target goal               # P(reach "goal"), .lab beside it
+      ladders solve brp.prism --properties brp.props --constants N=16,MAX=2
       ladders solve hasbro --table p.jsonl.gz             # ... and all 6,561 P(a,b)
       ladders solve hasbro --players 3 --output h3.json.gz --checkpoint runs/h3
       ladders solve hasbro --engine elimination --checkpoint runs/hasbro --workers 2
@@ -104,7 +136,6 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     from ladders.cluster.runs import solve as run_solve
     from ladders.solver.problem import Problem
     t_start = time.perf_counter()
-    b = open_board(board, rule, die)
     request = SolveRequest(checkpoint=checkpoint, spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor, seed=seed, table=bool(table_path), force=force,
                            options={k: v for k, v in options.items() if v is not None})
@@ -116,6 +147,16 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     if checkpoint:
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
+    chains = chain_problems(board, rule, die, players, meet, target, properties, constants)
+    if chains is not None:
+        if table_path:
+            raise click.UsageError("--table is for races of two players, not chains")
+        if checkpoint and len(chains) > 1:
+            raise click.UsageError(f"--checkpoint keeps one question's run, and {board} asks "
+                                   f"{len(chains)}: pick one with --target, or a properties "
+                                   "file of one property")
+        return solve_chains(chains, engine, request, t_start, as_json, exact, output_path)
+    b = open_board(board, rule, die)
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
     try:
@@ -133,7 +174,123 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     return finish(solution, as_json, exact, output_path, table_path, request.spec.flags())
 
 
-solve.epilog = EPILOG_BOARD
+solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transitions] table, "
+                ".tra (with its .lab), .drn, .prism, .pm or .jani (pip install stormpy).")
+
+
+def chain_problems(board: str, rule: str | None, die: int | None, players: int,
+                   meet: str | None, target: str | None, properties: str | None,
+                   constants: str | None) -> list[Any] | None:
+    """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
+    None for a race of pieces that never meet."""
+    from ladders.solver.chains.formats import format_of, load_chain
+    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chains.questions import Question
+    if format_of(board) is None:
+        if target or properties or constants:
+            given = [f for f, v in (("--target", target), ("--properties", properties),
+                                    ("--constants", constants)) if v]
+            raise click.UsageError(f"{', '.join(given)} are for chain files; {board} is a board")
+        b = open_board(board, rule, die)
+        if (meet or b.meet) != "bump":
+            return None
+        from ladders.solver.games.board import board_to_json, with_overrides
+        from ladders.solver.games.bump import bump_chain
+        b = with_overrides(b, meet="bump")
+        source = {"board": board_to_json(b), "players": players}
+        return [ChainProblem(bump_chain(b, players), Question(), source)]
+    given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
+    if given:
+        raise click.UsageError(f"{', '.join(given)} are for boards; {board} is a chain file")
+    if target and properties:
+        raise click.UsageError("give --target or --properties, not both")
+    loaded = load_chain(board, properties=properties, constants=constants)
+    if target:
+        loaded.chain.label_mask(target)  # a KeyError naming the labels there are
+        questions = [Question("reach", target)]
+    else:
+        questions = list(loaded.questions) or [Question()]
+    return [ChainProblem(loaded.chain, q, loaded.source) for q in questions]
+
+
+def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
+                 as_json: bool, exact: bool, output_path: str | None) -> int:
+    """Solve each chain question in turn, then print them all (one JSON document with
+    ``--json``); the exit code of the first failure, if any."""
+    from ladders.cluster.engines import check_request, choose_engine, get_engine
+    from ladders.cluster.runs import solve as run_solve
+    first = problems[0].chain
+    for note in first.notes:
+        click.echo(f"note: {note}", err=True)
+    solutions = []
+    for problem in problems:
+        t0 = time.perf_counter()
+        if not problem.solvable:
+            from ladders.cluster.runs import known_solution
+            solutions.append(known_solution(problem, t0))
+            continue
+        driver = get_engine(engine) if engine else choose_engine(problem)
+        try:
+            check_request(driver, problem, request)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        click.echo(f"solving {problem.describe()}: {problem.unknowns:,} unknowns "
+                   f"({driver.name} engine)", err=True)
+        with interruptible() as stop, task_bar(driver.unit) as bar:
+            solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
+                                 started=t0)
+        solutions.append(solution)
+        if solution.interrupted:
+            return report(solution, as_json)
+    if output_path and all(s.passed for s in solutions):
+        from ladders.checkpoints.outputs import write_chain_answers
+        write_chain_answers(output_path, solutions)
+        click.echo(f"output: {sum(len(s.answers) for s in solutions)} answers written to "
+                   f"{output_path}", err=True)
+    return report_chains(solutions, as_json, exact, time.perf_counter() - started)
+
+
+def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float) -> int:
+    """Print every chain question's answers (exact strings, decimals, the checks)."""
+    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
+    chain = solutions[0].problem.chain
+    results = []
+    lines = [f"{chain.name}: {chain.size:,} states, {chain.nnz:,} transitions "
+             f"({seconds:.2f} s in all)"]
+    for sol in solutions:
+        problem = sol.problem
+        answers = {}
+        lines.append(f"{problem.question.describe()}  (exact, {sol.engine}, {sol.seconds:.2f} s):")
+        width = max(len(name) for name in sol.answers)
+        for name, value in sol.answers.items():
+            if isinstance(value, str):
+                answers[name] = {"exact": value}
+                lines.append(f"  {name:<{width}} = {value}")
+                continue
+            text = fraction_to_str(value)
+            answers[name] = {"exact": text, "decimal": fraction_to_decimal(value, 50),
+                             "digits": digit_counts(value)}
+            shown = text if exact else short(text)
+            lines.append(f"  {name:<{width}} = {fraction_to_decimal(value, 30)}   ({shown})")
+        result: dict[str, Any] = {"question": problem.question.describe(),
+                                  "kind": problem.question.kind, "answers": answers,
+                                  "engine": sol.engine, "seconds": round(sol.seconds, 3),
+                                  "verified": sol.verified}
+        compared = problem.comparisons(sol.seats)
+        if compared is not None:
+            result["holds"] = compared
+            lines += [f"  {name}: {'true' if ok else 'false'}" for name, ok in compared.items()]
+        results.append(result)
+        lines += [f"  {line}" for line in verification_lines(sol.verified)]
+    data = {"chain": chain.name, "states": chain.size, "transitions": chain.nnz,
+            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3)}
+    if not exact and any(len(fraction_to_str(v)) > 80 for s in solutions
+                         for v in s.answers.values() if not isinstance(v, str)):
+        lines.append("(--exact prints every digit)")
+    emit(data, as_json, "\n".join(lines))
+    if not all(s.passed for s in solutions):
+        raise click.ClickException("verification FAILED: the result is not trustworthy")
+    return 0
 
 
 def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: str | None = None,
@@ -143,6 +300,11 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     ran on, see :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
     from ladders.checkpoints.outputs import write_solution, write_table
     from ladders.cluster.errors import EXIT_FAILED
+    if not solution.problem.independent and not solution.interrupted:  # a chain question
+        if output_path and solution.passed:
+            from ladders.checkpoints.outputs import write_chain_answers
+            write_chain_answers(output_path, [solution])
+        return report_chains([solution], as_json, exact, solution.seconds)
     target = None
     try:
         if table_path and solution.table is not None and solution.passed:
@@ -223,11 +385,17 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     def mark(ok: bool) -> str:
         return "PASS" if ok else "FAIL"
     lines = []
-    b = report["bounds"]
-    lines.append(f"bounds       inside the Markov bounds after {b['moves']:,} moves, {b['digits']} "
-                 f"digits agree: {mark(b['passed'])}")
+    if "graph" in report:
+        lines.append(f"graph        {report['graph']['what']}: {mark(report['graph']['passed'])}")
+    b = report.get("bounds")
+    if b is not None:
+        walked = f"{b['moves']:,} moves" if "moves" in b else f"{b['steps']:,} steps"
+        lines.append(f"bounds       inside the Markov bounds after {walked}, {b['digits']} "
+                     f"digits agree: {mark(b['passed'])}")
+        lines += [f"             ({a['name']}: {a['unproved']})" for a in b.get("answers", ())
+                  if "unproved" in a]
     for note in ("stopped", "pinned"):
-        if note in b:
+        if b is not None and note in b:
             lines.append(f"             ({b[note]})")
     if "residues" in report:
         m = report["residues"]

@@ -185,6 +185,11 @@ class Engine(abc.ABC):
     def preference(self, problem: Problem) -> float | None:
         """Lower is preferred when the user names no engine; None: not for this problem."""
 
+    def declines(self, problem: Problem) -> str | None:
+        """Why this engine cannot solve a problem of this kind at all (the engine's
+        declaration of what it needs, e.g. pieces that never meet), or None."""
+        return None
+
     def describe(self, problem: Problem) -> str:
         """What this engine will solve, in one phrase (printed before it starts)."""
         system = problem.system
@@ -256,6 +261,13 @@ class Engine(abc.ABC):
     def run_cross(self, problem: Problem) -> Engine | None:
         """The engine whose in-memory answer a run compares its own with (None: none)."""
         return None
+
+    def cross_for(self, problem: Problem) -> str | None:
+        """The engine ``ladders verify`` compares with for ``problem``: :attr:`cross`,
+        unless that engine declines the problem (a chain for the series engine)."""
+        if self.cross is None or get_engine(self.cross).declines(problem) is not None:
+            return None
+        return self.cross
 
     # ------------------------------------------------------------------ a stored run
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
@@ -335,7 +347,9 @@ def choose_engine(problem: Problem) -> Engine:
     ranked = [(pref, name) for name, e in engines().items()
               if (pref := e.preference(problem)) is not None]
     if not ranked:
-        raise ValueError(f"no exact engine solves {problem.players} players")
+        why = "; ".join(f"the {name} engine: {reason}" for name, e in engines().items()
+                        if (reason := e.declines(problem)))
+        raise ValueError(f"no exact engine solves {problem.name}" + (f" ({why})" if why else ""))
     return engines()[min(ranked)[1]]
 
 
@@ -363,7 +377,8 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
               and e.preference(problem) is not None and e.out_of_reach(problem) is None]
     way = (f"the {' or '.join(others)} engine can (--engine {others[0]})" if others
            else "no other engine can")
-    raise ValueError(f"{problem.board.name} with {problem.players} players is out of reach of "
+    what = problem.name if problem.players is None else f"{problem.name} with {problem.players} players"
+    raise ValueError(f"{what} is out of reach of "
                      f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
                      f"{way}, or add --force to start it anyway")
 
@@ -426,7 +441,7 @@ def cross_report(problem: Problem, seats: list[mpq], engine: str,
     it names as its checker (None if it names none), compared with ``==``; skipped
     where that would take long, unless ``force``."""
     from ladders.solver.checks.verify import cross_check
-    other = get_engine(engine).cross
+    other = get_engine(engine).cross_for(problem)
     if other is None:
         return None
     checker = get_engine(other)

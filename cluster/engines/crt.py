@@ -113,7 +113,6 @@ class CrtEngine(PrimeBatchEngine):
     def answer(self, work: CrtWork, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.solver.engines.modular import certificate_report
         from ladders.solver.exact import FractionTable, bits_to_digits
-        from ladders.solver.games.race import seats_from_values
         cols = work.certified
         assert cols is not None and work.lifter is not None
         system = work.system
@@ -121,7 +120,7 @@ class CrtEngine(PrimeBatchEngine):
         if request.table:
             values = cols[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
-        return Answer(seats_from_values(system, problem.players, [c.value for c in cols]),
+        return Answer(problem.seats_from_values([c.value for c in cols]),
                       certificate_report(cols, work.lifter.rejected), table,
                       {"primes": work.acc.primes, "batches": work.batches(),
                        "modulus_digits": bits_to_digits(work.acc.modulus.bit_length())})

@@ -194,16 +194,20 @@ class EliminationEngine(Engine):
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.checkpoints.elimination import stored_answer
-        from ladders.solver.games.race import seats_from_values
         if isinstance(work, InMemory):
             assert work.values is not None
-            return Answer(seats_from_values(problem.system, problem.players, work.values))
+            return Answer(problem.seats_from_values(work.values))
         values = stored_answer(work.store, problem.system, work.committed.state)
-        return Answer(seats_from_values(problem.system, problem.players, values),
+        return Answer(problem.seats_from_values(values),
                       details={"worker_seconds": {k: round(v, 3) for k, v in work.spent.items()}})
 
+    def cross_for(self, problem: Problem) -> str | None:
+        """The series engine for a race; the modular engine (seconds) for any other
+        chain, which the series engine declines."""
+        return self.cross if problem.independent else "modular"
+
     def run_cross(self, problem: Problem) -> Engine | None:
-        return get_engine(self.cross) if self.cross else None
+        return get_engine(self.cross_for(problem))  # type: ignore[arg-type]
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         from ladders.checkpoints.elimination import plan_of
@@ -220,19 +224,16 @@ class EliminationEngine(Engine):
     def stored_seats(self, store: RunStore, problem: Problem) -> list[Any] | None:
         from ladders.checkpoints.elimination import is_finished, plan_of, stored_answer
         from ladders.checkpoints.errors import StoreError
-        from ladders.solver.games.race import seats_from_values
         plan, manifest = plan_of(store), store.current()
         if not is_finished(plan, manifest.state):  # type: ignore[arg-type]
             raise StoreError(f"{store.url} is not finished ({len(manifest.state.done)}/"  # type: ignore[attr-defined]
                              f"{len(plan.tasks())} tasks); continue it with 'ladders resume {store.url}'")
-        return seats_from_values(problem.system, problem.players,
-                                 stored_answer(store, problem.system, manifest.state))  # type: ignore[arg-type]
+        return problem.seats_from_values(stored_answer(store, problem.system, manifest.state))  # type: ignore[arg-type]
 
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[Any]:
         from ladders.solver.engines.elimination import eliminate_target
-        from ladders.solver.games.race import seats_from_values
-        return seats_from_values(problem.system, problem.players, eliminate_target(problem.system))
+        return problem.seats_from_values(eliminate_target(problem.system))
 
     def cross_skip(self, problem: Problem) -> str | None:
         from ladders.cluster.engines import IN_MEMORY_LIMIT

@@ -172,13 +172,12 @@ class ModularEngine(Engine):
     def answer(self, work: Lifting, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.solver.engines.modular import certificate_report
         from ladders.solver.exact import FractionTable
-        from ladders.solver.games.race import seats_from_values
         result, system = work.result, problem.system
         table = None
         if request.table:
             values = result.columns[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
-        return Answer(seats_from_values(system, problem.players, result.values),
+        return Answer(problem.seats_from_values(result.values),
                       certificate_report(result.columns, result.rejected), table,
                       {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
                        "resumed_from_step": work.resumed_from,
@@ -205,12 +204,11 @@ class ModularEngine(Engine):
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:
         from ladders.solver.engines.modular import Interrupted, solve_dixon
-        from ladders.solver.games.race import seats_from_values
         try:
             values = solve_dixon(problem.system, should_stop=should_stop).values
         except Interrupted:
             return None
-        return seats_from_values(problem.system, problem.players, values)
+        return problem.seats_from_values(values)
 
 
 ENGINE = ModularEngine()

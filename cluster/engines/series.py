@@ -296,7 +296,13 @@ class SeriesEngine(PrimeBatchEngine):
     cross = "modular"
 
     def preference(self, problem: Problem) -> float | None:
-        return 0.0
+        return 0.0 if problem.independent else None
+
+    def declines(self, problem: Problem) -> str | None:
+        if problem.independent:
+            return None
+        return ("it sums one player's generating functions, so it needs pieces that never "
+                "meet (a race on a board); this is a chain of its own")
 
     def describe(self, problem: Problem) -> str:
         from ladders.solver.engines.series import plan_series
@@ -310,6 +316,9 @@ class SeriesEngine(PrimeBatchEngine):
         return plan_series(problem.chain, problem.players).digest
 
     def check(self, problem: Problem, request: SolveRequest) -> None:
+        if (why := self.declines(problem)) is not None:
+            raise ValueError(f"the series engine declines {problem.name}: {why}; use --engine "
+                             "modular, crt or elimination")
         if request.table and problem.players != 2:
             raise ValueError("the full table P(a, b) is for two players")
         if problem.players == 2 and ((request.given() & {"checkpoint", "cluster", "batch_primes"})

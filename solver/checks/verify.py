@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ladders.solver.checks.bounds import PIN_DIGITS, Bounds, bounds_within
 from ladders.solver.checks.residue_check import check_residues
 from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.games.chain import AbsorbingChain
+from ladders.solver.system import LinearSystem
 
-if TYPE_CHECKING:
-    from ladders.solver.problem import Problem
+
+class Problem(Protocol):
+    """What the checks ask of a problem (a race, :class:`ladders.solver.problem.Problem`,
+    or a chain question, :class:`ladders.solver.chains.problem.ChainProblem`): its
+    system, and tier 1 against its own Markov bounds."""
+
+    @property
+    def system(self) -> LinearSystem: ...
+
+    def check_bounds(self, seats: list[mpq], digits: int, bounds: Any = None) -> dict[str, Any]: ...
 
 
 #: Seconds the bounds tier may spend on bounds it computes itself: where the bounds
@@ -84,8 +93,7 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
     ``digits`` decimals (``bounds``: computed beforehand).
     """
-    report: dict[str, Any] = {"bounds": check_against_bounds(problem.chain, problem.players, seats,
-                                                             digits, bounds)}
+    report: dict[str, Any] = {"bounds": problem.check_bounds(list(seats), digits, bounds)}
     if primes > 0:
         targets = seats[:problem.system.columns]  # the seats the system solves for
         report["residues"] = check_residues(problem.system, targets, primes=primes, seed=seed)

@@ -1,0 +1,116 @@
+"""Sources of chains: one module a format, found by the file's suffix.
+
+A format is one module in this package that defines
+
+- ``SUFFIXES``: the file suffixes it reads (``(".tra",)``), lower case;
+- ``DESCRIPTION``: one line for ``ladders solve --help`` and error messages;
+- ``TAKES``: the keywords of ``load`` beyond the path it accepts (``"constants"``,
+  ``"properties"``), empty for a file that holds the whole chain;
+- ``claims(path, head) -> bool`` (optional): whether a file with one of its suffixes
+  is of this format, from its first bytes ``head`` (a ``.toml`` file is a chain when it
+  has a ``[transitions]`` table, a board otherwise);
+- ``load(path, **taken) -> Loaded``: the chain, checked (a
+  :class:`~ladders.solver.chains.model.ChainError` naming the file and line), and any
+  questions the file itself asks (a PRISM properties file's).
+
+Adding a format is adding one such module: :func:`load_chain`, ``ladders solve FILE``
+and ``ladders.load_chain`` find it here (``tests/solver/chains/test_formats.py`` adds one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ladders.solver.chains.model import Chain, ChainError
+from ladders.solver.chains.questions import Question
+
+#: Bytes of a file that ``claims`` sees.
+HEAD_BYTES = 65_536
+#: Largest chain file read (a chain of the limits' size in the densest format).
+MAX_FILE_BYTES = 8_000_000_000
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A chain from a file, with the questions the file asks (none: the default,
+    where the chain ends and the expected steps) and how to load it again
+    (``source``: the file, its format and the keywords, for a run store)."""
+
+    chain: Chain
+    questions: tuple[Question, ...] = ()
+    source: dict[str, Any] | None = None
+
+
+@cache
+def formats() -> dict[str, ModuleType]:
+    """Every format module of this package, by name."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "SUFFIXES") and hasattr(module, "load"):
+            found[info.name] = module
+    return dict(sorted(found.items()))
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise ChainError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+
+
+def format_of(path: str) -> str | None:
+    """The name of the format that reads ``path``, or None when no format claims it
+    (a board file, say)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    candidates = [(name, m) for name, m in formats().items() if suffix in m.SUFFIXES]
+    if not candidates:
+        return None
+    head = _head(p) if p.is_file() else b""
+    for name, module in candidates:
+        claims = getattr(module, "claims", None)
+        if claims is None or claims(p, head):
+            return name
+    return None
+
+
+def suffixes() -> list[str]:
+    """Every suffix some format reads."""
+    return sorted({s for m in formats().values() for s in m.SUFFIXES})
+
+
+def load_chain(path: str, **taken: Any) -> Loaded:
+    """The chain in ``path`` by its format (see the module docstring); ``taken``:
+    ``constants=`` and ``properties=`` for the formats that take them (refused by the
+    others, naming the formats that do)."""
+    p = Path(path)
+    if not p.exists():
+        raise ChainError(f"{path}: no such file")
+    if not p.is_file():
+        raise ChainError(f"{path}: is not a regular file; give a chain file")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ChainError(f"{path}: {size:,} bytes is more than a chain file may hold "
+                         f"({MAX_FILE_BYTES:,})")
+    name = format_of(path)
+    if name is None:
+        raise ChainError(f"{path}: not a chain file of a known format; the formats read "
+                         f"{', '.join(suffixes())}")
+    module = formats()[name]
+    given = {k: v for k, v in taken.items() if v is not None}
+    for key in given:
+        if key not in module.TAKES:
+            takers = [n for n, m in formats().items() if key in m.TAKES]
+            raise ChainError(f"{path}: --{key} is for {' and '.join(takers) or 'no'} files, not "
+                             f"{module.DESCRIPTION}")
+    loaded = module.load(str(p), **given)
+    source = {"path": str(p.resolve()), "format": name, **{k: str(v) for k, v in given.items()}}
+    return Loaded(loaded.chain, loaded.questions, source)

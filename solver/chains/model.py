@@ -1,0 +1,395 @@
+"""Chain: any finite discrete-time Markov chain with exact transition probabilities.
+
+Notation (as in SPEC.md, for a general chain rather than one player's board):
+
+- ``S``          the states, ``0 .. n-1``, each with a name;
+- ``P(i, j)``    the transition probability from i to j, an exact rational. Row i is
+                 kept as integers over the row's own common denominator:
+                 ``P(i, j) = numerators[k] / denominators[i]`` for the k-th entry of the
+                 row (CSR arrays ``indptr``, ``indices``), so a row of sixths stays
+                 ``1/6`` and a row of ``0.98`` / ``0.02`` stays over 50;
+- ``pi_0``       the start distribution, ``(state, probability)`` pairs summing to 1;
+- ``labels``     named sets of states (``"goal"``, ``"elected"``, ``"s=5"``);
+- ``rewards``    named state rewards ``rho(i)``, exact, earned on leaving state i
+                 (transition rewards are folded in by their source as
+                 ``rho(i) += sum_j P(i, j) r(i, j)``, which gives the same expectation).
+
+A state is *absorbing* when its row is ``P(i, i) = 1``. A state with no transitions
+(a deadlock) is made absorbing when the chain is built, as PRISM and Storm do, and the
+chain's ``notes`` say so.
+
+Every source of chains (a board, the chain TOML, PRISM's explicit ``.tra``/``.lab``,
+Storm's DRN, a PRISM or JANI model through stormpy) builds one with
+:class:`ChainBuilder`, which checks the input once: rows that do not sum to exactly 1,
+values outside ``[0, 1]``, duplicate transitions, unknown states, names with control
+characters, and the size limits, each with the file and line where one is known.
+The questions asked of a chain, and the linear systems that answer them, are in
+:mod:`ladders.solver.chains.questions`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ladders.solver.exact import mpq, mpz
+
+#: Most states a chain may have: the linear-system engines keep a few arrays of this
+#: length, and the sources build their rows in Python first.
+MAX_STATES = 20_000_000
+#: Most transitions (nonzero ``P(i, j)``) a chain may have.
+MAX_TRANSITIONS = 100_000_000
+#: Largest common denominator of one row (and of one state's reward): the engines
+#: keep the system's integers in 64-bit words.
+MAX_ROW_DENOMINATOR = (1 << 62) - 1
+#: Longest name of a state, label or reward.
+MAX_NAME = 200
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+
+
+class ChainError(ValueError):
+    """Bad chain input: the message names the file and line where they are known."""
+
+
+def where(source: str, line: int | None) -> str:
+    """``file:line`` (or ``file``) for messages."""
+    return f"{source}:{line}" if line is not None else source
+
+
+def parse_exact(text: str) -> mpq:
+    """An exact rational from ``"1/6"``, ``"3"``, ``"0.25"`` or ``"2.5e-3"``: a decimal
+    is the exact decimal it spells (``0.1`` is ``1/10``, not the float nearest it).
+    ``ValueError`` names the text."""
+    s = text.strip()
+    if "/" in s:
+        num, _, den = s.partition("/")
+        try:
+            n, d = mpz(num.strip()), mpz(den.strip())
+        except ValueError:
+            raise ValueError(f"not an exact number: {text[:60]!r} (write a/b, an integer "
+                             "or a decimal)") from None
+        if d == 0:
+            raise ValueError(f"not an exact number: {text[:60]!r} (zero denominator)")
+        return mpq(n, d)
+    m = _DECIMAL.fullmatch(s)
+    if m is None or not (m.group(2) or m.group(3)):
+        raise ValueError(f"not an exact number: {text[:60]!r} (write a/b, an integer or a "
+                         "decimal)")
+    sign, whole, frac, exp = m.group(1), m.group(2) or "0", m.group(3) or "", m.group(4)
+    e = int(exp) if exp else 0
+    if abs(e) > 10_000:
+        raise ValueError(f"not an exact number: {text[:60]!r} (exponent beyond 10,000)")
+    value = mpq(mpz(whole + frac), mpz(10) ** len(frac))
+    value = value * mpz(10) ** e if e >= 0 else value / mpz(10) ** -e
+    return -value if sign == "-" else value
+
+
+def check_name(name: str, what: str, at: str) -> str:
+    """``name`` if it is a usable name (no control characters, at most
+    :data:`MAX_NAME` characters), else a :class:`ChainError` naming it."""
+    if _CONTROL.search(name):
+        raise ChainError(f"{at}: the {what} name {name[:40]!r} holds a control character; "
+                         "use printable characters")
+    if len(name) > MAX_NAME:
+        raise ChainError(f"{at}: the {what} name {name[:40]!r}... has {len(name):,} characters; "
+                         f"the limit is {MAX_NAME}")
+    if not name:
+        raise ChainError(f"{at}: an empty {what} name")
+    return name
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """A finite Markov chain with exact probabilities (see the module docstring).
+
+    Build one with :class:`ChainBuilder`; it is never changed afterwards."""
+
+    name: str
+    states: tuple[str, ...]
+    indptr: np.ndarray
+    indices: np.ndarray
+    numerators: np.ndarray
+    denominators: np.ndarray
+    start: tuple[tuple[int, mpq], ...]
+    labels: Mapping[str, np.ndarray] = field(default_factory=dict)
+    rewards: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    #: pieces that never meet, where the chain is one player's board (the series engine
+    #: and the race bounds need that); None for any other chain
+    board: object | None = None
+
+    @property
+    def size(self) -> int:
+        """Number of states n."""
+        return len(self.states)
+
+    @property
+    def nnz(self) -> int:
+        """Number of transitions (nonzero ``P(i, j)``)."""
+        return int(self.indptr[-1])
+
+    def row(self, i: int) -> list[tuple[int, mpq]]:
+        """Row i as ``(j, P(i, j))`` pairs."""
+        lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
+        d = int(self.denominators[i])
+        return [(int(j), mpq(int(c), d)) for j, c in
+                zip(self.indices[lo:hi].tolist(), self.numerators[lo:hi].tolist())]
+
+    @cached_property
+    def absorbing(self) -> np.ndarray:
+        """Boolean mask: ``P(i, i) = 1``."""
+        counts = np.diff(self.indptr)
+        single = counts == 1
+        out = np.zeros(self.size, dtype=bool)
+        rows = np.flatnonzero(single)
+        first = self.indptr[rows]
+        out[rows] = (self.indices[first] == rows) & (self.numerators[first] == self.denominators[rows])
+        return out
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """State name -> index."""
+        return {s: i for i, s in enumerate(self.states)}
+
+    def label_mask(self, name: str) -> np.ndarray:
+        """Boolean mask of the states labelled ``name`` (``KeyError`` naming the labels
+        there are)."""
+        if name not in self.labels:
+            known = ", ".join(sorted(self.labels)) or "none"
+            raise KeyError(f"no label {name!r} in {self.name}; its labels: {known}")
+        mask = np.zeros(self.size, dtype=bool)
+        mask[self.labels[name]] = True
+        return mask
+
+    def state_label(self, i: int) -> str:
+        """How answers name state i: its labels (other than ``init`` and
+        ``deadlock``) joined by ``+``, else its name."""
+        own = [name for name, members in self.labels.items()
+               if name not in ("init", "deadlock") and _contains(members, i)]
+        return "+".join(own) if own else self.states[i]
+
+    def digest(self) -> str:
+        """SHA-256 of the whole chain: the same chain, the same digest."""
+        h = hashlib.sha256()
+        for arr in (self.indptr, self.indices, self.numerators, self.denominators):
+            h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
+            h.update(b"|")
+        h.update(repr([(i, str(p)) for i, p in self.start]).encode())
+        for name in sorted(self.labels):
+            h.update(name.encode() + b"=" + np.asarray(self.labels[name], np.int64).tobytes())
+        for name in sorted(self.rewards):
+            num, den = self.rewards[name]
+            h.update(name.encode() + b"~" + np.asarray(num, np.int64).tobytes()
+                     + np.asarray(den, np.int64).tobytes())
+        return h.hexdigest()
+
+
+def _contains(sorted_members: np.ndarray, i: int) -> bool:
+    k = int(np.searchsorted(sorted_members, i))
+    return k < len(sorted_members) and int(sorted_members[k]) == i
+
+
+class ChainBuilder:
+    """Collects a chain's states, transitions, start, labels and rewards, then checks
+    and freezes them (:meth:`build`). ``source`` names the input in messages (a file
+    path); the ``line`` arguments say where each item came from."""
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name, self.source = name, source
+        self._names: list[str] = []
+        self._index: dict[str, int] = {}
+        self._rows: list[dict[int, mpq]] = []
+        self._lines: list[dict[int, int | None]] = []
+        self._row_line: list[int | None] = []
+        self._start: list[tuple[int, mpq]] = []
+        self._labels: dict[str, set[int]] = {}
+        self._rewards: dict[str, dict[int, mpq]] = {}
+        self._transitions = 0
+
+    # ------------------------------------------------------------------ states
+    def state(self, name: str, line: int | None = None) -> int:
+        """The index of state ``name``, added if new."""
+        i = self._index.get(name)
+        if i is not None:
+            return i
+        check_name(name, "state", where(self.source, line))
+        if len(self._names) >= MAX_STATES:
+            raise ChainError(f"{where(self.source, line)}: more than {MAX_STATES:,} states, "
+                             "the limit of one chain")
+        i = len(self._names)
+        self._names.append(name)
+        self._index[name] = i
+        self._rows.append({})
+        self._lines.append({})
+        self._row_line.append(line)
+        return i
+
+    def states(self, names: Iterable[str]) -> None:
+        """Add states in this order (their indices follow it)."""
+        for name in names:
+            self.state(name)
+
+    def known(self, name: str, line: int | None = None) -> int:
+        """The index of an existing state (a :class:`ChainError` naming it otherwise)."""
+        i = self._index.get(name)
+        if i is None:
+            raise ChainError(f"{where(self.source, line)}: no state {name[:60]!r}")
+        return i
+
+    @property
+    def size(self) -> int:
+        return len(self._names)
+
+    # ------------------------------------------------------------------ contents
+    def transition(self, i: int, j: int, value: mpq, line: int | None = None) -> None:
+        """``P(i, j) = value`` (a second transition from i to j is refused, naming
+        both lines; a zero is dropped)."""
+        at = where(self.source, line)
+        if value < 0 or value > 1:
+            raise ChainError(f"{at}: the probability {value} from {self._names[i]!r} to "
+                             f"{self._names[j]!r} is {'negative' if value < 0 else 'above 1'}; a "
+                             "probability is between 0 and 1")
+        row = self._rows[i]
+        if j in row:
+            first = self._lines[i].get(j)
+            also = f" (first at line {first})" if first is not None else ""
+            raise ChainError(f"{at}: a second transition from {self._names[i]!r} to "
+                             f"{self._names[j]!r}{also}; give each transition once")
+        if value == 0:
+            return
+        self._transitions += 1
+        if self._transitions > MAX_TRANSITIONS:
+            raise ChainError(f"{at}: more than {MAX_TRANSITIONS:,} transitions, the limit of "
+                             "one chain")
+        row[j] = value
+        self._lines[i][j] = line
+        if self._row_line[i] is None:
+            self._row_line[i] = line
+
+    def start_at(self, i: int, probability: mpq = mpq(1), line: int | None = None) -> None:
+        """Put ``probability`` of the start distribution on state i."""
+        if probability <= 0 or probability > 1:
+            raise ChainError(f"{where(self.source, line)}: the start probability {probability} "
+                             f"of {self._names[i]!r} is not in (0, 1]")
+        self._start.append((i, mpq(probability)))
+
+    def label(self, name: str, members: Iterable[int], line: int | None = None) -> None:
+        """Label the states ``members`` with ``name`` (added to any earlier ones)."""
+        check_name(name, "label", where(self.source, line))
+        self._labels.setdefault(name, set()).update(members)
+
+    def reward(self, name: str, i: int, value: mpq, line: int | None = None) -> None:
+        """Add ``value`` to state i's reward ``name``."""
+        check_name(name, "reward", where(self.source, line))
+        if value < 0:
+            raise ChainError(f"{where(self.source, line)}: the reward {value} of "
+                             f"{self._names[i]!r} is negative; rewards here are at least 0")
+        rewards = self._rewards.setdefault(name, {})
+        rewards[i] = rewards.get(i, mpq(0)) + value
+
+    # ------------------------------------------------------------------ the chain
+    def build(self, board: object | None = None) -> Chain:
+        """The checked, frozen :class:`Chain`: every row sums to exactly 1 (a row with
+        no transitions is made absorbing and noted), the start distribution sums to 1."""
+        if not self._names:
+            raise ChainError(f"{self.source}: a chain needs at least one state")
+        notes: list[str] = []
+        deadlocks: list[int] = []
+        n = len(self._names)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        indices = np.empty(self._transitions + n, dtype=np.int64)
+        numerators = np.empty(self._transitions + n, dtype=np.int64)
+        denominators = np.empty(n, dtype=np.int64)
+        k = 0
+        for i, row in enumerate(self._rows):
+            if not row:
+                deadlocks.append(i)
+                row = {i: mpq(1)}
+            total = sum(row.values(), mpq(0))
+            if total != 1:
+                raise ChainError(f"{where(self.source, self._row_line[i])}: the transitions "
+                                 f"from {self._names[i]!r} sum to {total} "
+                                 f"(~{float(total):.6g}), not 1; make them sum to exactly 1")
+            den = 1
+            for value in row.values():
+                den = math.lcm(den, int(value.denominator))
+            if den > MAX_ROW_DENOMINATOR:
+                raise ChainError(f"{where(self.source, self._row_line[i])}: the transitions "
+                                 f"from {self._names[i]!r} need a common denominator of "
+                                 f"{den.bit_length()} bits; the limit is 62 bits")
+            denominators[i] = den
+            for j in sorted(row):
+                value = row[j]
+                indices[k] = j
+                numerators[k] = int(value.numerator) * (den // int(value.denominator))
+                k += 1
+            indptr[i + 1] = k
+        if deadlocks:
+            shown = ", ".join(repr(self._names[i]) for i in deadlocks[:3])
+            more = f" and {len(deadlocks) - 3:,} more" if len(deadlocks) > 3 else ""
+            notes.append(f"{len(deadlocks):,} state(s) without transitions ({shown}{more}) "
+                         "made absorbing, as PRISM and Storm do")
+            self._labels.setdefault("deadlock", set()).update(deadlocks)
+        start = self._start_distribution()
+        labels = {name: np.array(sorted(members), dtype=np.int64)
+                  for name, members in sorted(self._labels.items())}
+        rewards = {name: _reward_arrays(values, n, self.source, name)
+                   for name, values in sorted(self._rewards.items())}
+        return Chain(name=self.name, states=tuple(self._names), indptr=indptr,
+                     indices=indices[:k].copy(), numerators=numerators[:k].copy(),
+                     denominators=denominators, start=start, labels=labels, rewards=rewards,
+                     notes=tuple(notes), board=board)
+
+    def _start_distribution(self) -> tuple[tuple[int, mpq], ...]:
+        if not self._start:
+            raise ChainError(f"{self.source}: no start state; name one (or a distribution)")
+        merged: dict[int, mpq] = {}
+        for i, p in self._start:
+            merged[i] = merged.get(i, mpq(0)) + p
+        total = sum(merged.values(), mpq(0))
+        if total != 1:
+            raise ChainError(f"{self.source}: the start distribution sums to {total}, not 1")
+        return tuple(sorted(merged.items()))
+
+
+def _reward_arrays(values: Mapping[int, mpq], n: int, source: str,
+                   name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A reward as per-state numerators and denominators (int64)."""
+    num = np.zeros(n, dtype=np.int64)
+    den = np.ones(n, dtype=np.int64)
+    for i, value in values.items():
+        if value.denominator > MAX_ROW_DENOMINATOR or value.numerator > MAX_ROW_DENOMINATOR:
+            raise ChainError(f"{source}: the reward {name!r} of state {i} ({value}) needs more "
+                             "than 62 bits")
+        num[i], den[i] = int(value.numerator), int(value.denominator)
+    return num, den
+
+
+def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int, mpq]],
+                    start: int | Sequence[tuple[int, mpq]] = 0,
+                    labels: Mapping[str, Iterable[int]] | None = None,
+                    rewards: Mapping[str, Mapping[int, mpq]] | None = None,
+                    board: object | None = None) -> Chain:
+    """A chain from Python data (tests, the API, sources that hold their rows already):
+    ``rows[i]`` maps j to ``P(i, j)``."""
+    b = ChainBuilder(name, name)
+    b.states(states)
+    for i, row in enumerate(rows):
+        for j, value in row.items():
+            b.transition(i, j, mpq(value))
+    for i, p in ([(start, mpq(1))] if isinstance(start, int) else start):
+        b.start_at(i, mpq(p))
+    for label, members in (labels or {}).items():
+        b.label(label, members)
+    for reward, values in (rewards or {}).items():
+        for i, value in values.items():
+            b.reward(reward, i, mpq(value))
+    return b.build(board)

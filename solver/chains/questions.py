@@ -1,0 +1,297 @@
+"""What is asked of a chain, and the sparse integer system that answers it.
+
+Three questions, each from the start distribution ``pi_0``:
+
+- ``absorb``: the probability of ending in each absorbing state ``a``,
+  ``x_a = P(F a)``, and the expected number of steps ``E[T]`` until absorption
+  (``Infinity`` where the chain is not absorbed with probability 1, as Storm reports it);
+- ``reach``: ``P(F phi)`` for a labelled set ``phi`` (PRISM's ``P=? [F phi]``);
+- ``reward``: the expected reward accumulated until ``phi`` is reached,
+  ``R=? [F phi]`` (``T=? [F phi]``: a reward of 1 a step); ``Infinity`` where ``phi``
+  is missed with positive probability.
+
+Each becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
+row i of ``(I - Q) x = b`` scaled by its own denominator, ``d_i x_i - sum_{j in U}
+c_ij x_j = sum_{j not in U} c_ij x_j + d_i rho_i``, with the values outside ``U``
+known (1 on the target, 0 elsewhere). ``U`` is found first by graph search, as
+probabilistic model checkers do (Baier and Katoen, *Principles of Model Checking*,
+2008, section 10.1.1): the states reachable from the start, less those that cannot
+reach the target (``Prob0``, value 0); for rewards, ``Prob1`` (reached with
+probability 1) must hold the start. On ``U`` the matrix ``I - Q`` is nonsingular:
+from every state of ``U`` a path leaves ``U``. Where the start is a distribution, or
+not itself in ``U``, one more unknown ``x_s = sum pi_0(k) x_k`` is the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain
+from ladders.solver.exact import mpq
+from ladders.solver.system import LinearSystem
+
+#: The kinds of question (see the module docstring).
+KINDS = ("absorb", "reach", "reward")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a chain: its ``kind``, the label of its target set (``reach``,
+    ``reward``), the name of the reward (``reward``; None: one a step, ``T=?``), and
+    how the user wrote it (``text``, for the output). ``compare``: ``(op, bound)`` for
+    PRISM's ``P>=b [...]`` forms, whose answer is true or false."""
+
+    kind: str = "absorb"
+    target: str | None = None
+    reward: str | None = None
+    text: str = ""
+    compare: tuple[str, mpq] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown question {self.kind!r}; use one of {', '.join(KINDS)}")
+        if self.kind != "absorb" and self.target is None:
+            raise ValueError(f"a {self.kind} question needs a target label")
+
+    def describe(self) -> str:
+        """The question in words, for output."""
+        if self.text:
+            return self.text
+        if self.kind == "absorb":
+            return "where the chain ends, and the expected steps"
+        if self.kind == "reach":
+            return f'P=? [F "{self.target}"]'
+        what = f'R{{"{self.reward}"}}' if self.reward else "T"
+        return f'{what}=? [F "{self.target}"]'
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "target": self.target, "reward": self.reward,
+                               "text": self.text}
+        if self.compare is not None:
+            out["compare"] = [self.compare[0], str(self.compare[1])]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Question:
+        from ladders.solver.exact import str_to_fraction
+        compare = data.get("compare")
+        return cls(kind=data["kind"], target=data.get("target"), reward=data.get("reward"),
+                   text=data.get("text", ""),
+                   compare=None if compare is None else (compare[0], str_to_fraction(compare[1])))
+
+
+#: An answer known without solving: the chain misses its target with positive
+#: probability, so the expectation diverges (Storm prints ``inf``; its exact mode and
+#: ``--json`` here: ``"Infinity"``).
+INFINITY = "Infinity"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A question made into a system: ``unknowns`` (state indices of ``U`` in order,
+    the start row last when there is one), the system's columns (``columns``: names of
+    the answers the system solves for), and the answers known without it (``known``:
+    name -> an ``mpq`` or :data:`INFINITY`), in the order ``names``."""
+
+    unknowns: np.ndarray
+    start_row: bool
+    columns: tuple[str, ...]
+    known: dict[str, mpq | str]
+    names: tuple[str, ...]
+
+
+def transpose(chain: Chain) -> tuple[np.ndarray, np.ndarray]:
+    """The predecessors of every state (CSR of ``P^T``'s pattern)."""
+    order = np.argsort(chain.indices, kind="stable")
+    rows = np.repeat(np.arange(chain.size, dtype=np.int64), np.diff(chain.indptr))
+    tindptr = np.zeros(chain.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(chain.indices, minlength=chain.size), out=tindptr[1:])
+    return tindptr, rows[order]
+
+
+def _gather(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The concatenated index lists of ``rows`` in a CSR pattern."""
+    starts, ends = indptr[rows], indptr[rows + 1]
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return indices[offsets + np.arange(total, dtype=np.int64)]
+
+
+def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
+           through: np.ndarray | None = None) -> np.ndarray:
+    """Boolean mask of the states reached from ``seeds`` (a mask) along the pattern
+    ``indptr, indices`` (forward: the chain's; backward: :func:`transpose`'s),
+    expanding only states where ``through`` holds (None: all)."""
+    seen = seeds.copy()
+    frontier = np.flatnonzero(seeds)
+    while frontier.size:
+        if through is not None:
+            frontier = frontier[through[frontier]]
+        nxt = _gather(indptr, indices, frontier)
+        nxt = np.unique(nxt[~seen[nxt]])
+        seen[nxt] = True
+        frontier = nxt
+    return seen
+
+
+def start_mask(chain: Chain) -> np.ndarray:
+    mask = np.zeros(chain.size, dtype=bool)
+    mask[[i for i, _ in chain.start]] = True
+    return mask
+
+
+def plan_question(chain: Chain, question: Question) -> Plan:
+    """The unknowns, columns and known answers of ``question`` (see the module
+    docstring); ``KeyError`` names a label or reward the chain does not have."""
+    back = transpose(chain)
+    starts = start_mask(chain)
+    if question.kind == "absorb":
+        stop = chain.absorbing
+        reachable = search(chain.indptr, chain.indices, starts, ~stop)
+        ends = np.flatnonzero(reachable & stop)
+        can_end = search(*back, reachable & stop)
+        unknowns = reachable & ~stop & can_end
+        names = [chain.state_label(int(a)) for a in ends]
+        names = _distinct(names, [chain.states[int(a)] for a in ends])
+        # absorbed with probability 1 from the start: no reachable state is cut off
+        # from every absorbing state
+        certain = not np.any(reachable & ~stop & ~can_end)
+        known: dict[str, mpq | str] = {}
+        columns = list(names)
+        if certain:
+            columns.append("steps")
+        else:
+            known["steps"] = INFINITY
+        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), tuple(columns),
+                    known, tuple([*names, "steps"]))
+    target = chain.label_mask(question.target)  # type: ignore[arg-type]
+    reachable = search(chain.indptr, chain.indices, starts, ~target)
+    can_reach = search(*back, target)
+    name = question.describe()
+    if question.kind == "reach":
+        unknowns = reachable & ~target & can_reach
+        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), (name,), {},
+                    (name,))
+    if question.reward is not None and question.reward not in chain.rewards:
+        known_rewards = ", ".join(sorted(chain.rewards)) or "none"
+        raise KeyError(f"no reward {question.reward!r} in {chain.name}; its rewards: {known_rewards}")
+    # Prob1: no path from the start reaches a state that cannot reach the target
+    # without passing through the target first
+    if np.any(reachable & ~can_reach):
+        return Plan(np.empty(0, dtype=np.int64), False, (), {name: INFINITY}, (name,))
+    unknowns = reachable & ~target
+    return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), (name,), {},
+                (name,))
+
+
+def _distinct(names: list[str], fallback: list[str]) -> list[str]:
+    """Names of the absorbing states, each once: a label shared by several is replaced
+    by the states' own names."""
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    return [name if seen[name] == 1 else other for name, other in zip(names, fallback)]
+
+
+def _single_unknown(chain: Chain, unknowns: np.ndarray) -> bool:
+    """Whether the start is one state of ``U`` (no extra start row)."""
+    return len(chain.start) == 1 and bool(unknowns[chain.start[0][0]])
+
+
+def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
+    """``A x = B`` of ``question`` on ``plan``'s unknowns (see the module docstring);
+    ``OverflowError`` where an entry needs more than 62 bits."""
+    n = chain.size
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[plan.unknowns] = np.arange(len(plan.unknowns), dtype=np.int64)
+    m = len(plan.columns)
+    # the values outside U, one column per answer the system solves for
+    const = np.zeros((n, m), dtype=np.int64)
+    if question.kind == "absorb":
+        for c, name in enumerate(plan.columns):
+            if name != "steps":
+                const[_absorbing_by_name(chain, plan, name), c] = 1
+    elif question.kind == "reach":
+        const[chain.label_mask(question.target), 0] = 1  # type: ignore[arg-type]
+    # per-row scale: the row's denominator, times the reward's denominator there
+    rows_u = plan.unknowns
+    den = chain.denominators[rows_u]
+    scale = np.ones(len(rows_u), dtype=np.int64)
+    reward_rhs = None
+    if question.kind == "reward" or "steps" in plan.columns:
+        if question.kind == "reward" and question.reward is not None:
+            rnum, rden = chain.rewards[question.reward]
+            scale = rden[rows_u].astype(np.int64)
+            reward_rhs = [int(d) * int(r) for d, r in zip(den.tolist(), rnum[rows_u].tolist())]
+        else:
+            reward_rhs = den.tolist()
+    rows: list[list[tuple[int, int]]] = []
+    rhs = np.zeros((len(rows_u) + (1 if plan.start_row else 0), max(m, 1)), dtype=object)
+    steps_col = plan.columns.index("steps") if "steps" in plan.columns else (
+        0 if question.kind == "reward" else -1)
+    indptr, indices, nums = chain.indptr, chain.indices, chain.numerators
+    for r, i in enumerate(rows_u.tolist()):
+        f = int(scale[r])
+        lo, hi = int(indptr[i]), int(indptr[i + 1])
+        row: dict[int, int] = {r: int(den[r]) * f}
+        for j, c in zip(indices[lo:hi].tolist(), nums[lo:hi].tolist()):
+            pj = int(pos[j])
+            if pj >= 0:
+                row[pj] = row.get(pj, 0) - c * f
+            else:
+                for col in range(m):
+                    if const[j, col]:
+                        rhs[r, col] += c * f * int(const[j, col])
+        if steps_col >= 0 and reward_rhs is not None:
+            rhs[r, steps_col] += reward_rhs[r]
+        rows.append(list(row.items()))
+    target = pos[chain.start[0][0]] if not plan.start_row else len(rows_u)
+    if plan.start_row:
+        d = 1
+        for _, p in chain.start:
+            d = math.lcm(d, int(p.denominator))
+        row = {len(rows_u): d}
+        r = len(rows_u)
+        for k, p in chain.start:
+            w = int(p.numerator) * (d // int(p.denominator))
+            pk = int(pos[k])
+            if pk >= 0:
+                row[pk] = row.get(pk, 0) - w
+            else:
+                for col in range(m):
+                    rhs[r, col] += w * int(const[k, col])
+        rows.append(list(row.items()))
+    limit = MAX_ROW_DENOMINATOR
+    for row in rows:
+        for _, v in row:
+            if abs(v) > limit:
+                raise OverflowError(f"{chain.name}: an entry of the system needs more than 62 bits "
+                                    "(a row's denominator times a reward's); scale the rewards")
+    if any(abs(int(v)) > limit for v in rhs.flat):
+        raise OverflowError(f"{chain.name}: a right-hand side needs more than 62 bits; scale "
+                            "the rewards")
+    labels = [(int(i),) for i in rows_u.tolist()] + ([(n,)] if plan.start_row else [])
+    return LinearSystem.from_rows(rows, rhs.astype(np.int64), labels, int(target),
+                                  f"{chain.name}: {question.describe()}")
+
+
+def _absorbing_by_name(chain: Chain, plan: Plan, name: str) -> int:
+    """The absorbing state an answer of an ``absorb`` question is named after."""
+    for i in np.flatnonzero(chain.absorbing).tolist():
+        if chain.state_label(i) == name or chain.states[i] == name:
+            return i
+    raise KeyError(name)
+
+
+def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
+    """Every answer by name, in order: the system's ``values`` (one per column) and
+    the known ones."""
+    solved = dict(zip(plan.columns, values))
+    return {name: solved[name] if name in solved else plan.known[name] for name in plan.names}
