@@ -10,8 +10,8 @@ through :class:`~ladders.solver.chains.model.ChainBuilder`, which checks them on
 - labels are the model's (``init`` and ``deadlock`` included) and one per expression a
   property asks about (``(s = 5)``, as Storm writes it);
 - rewards are the model's reward structures, each state's reward plus its action's
-  (a Markov chain has one action a state), with transition rewards folded into their
-  source as ``sum_j P(i, j) r(i, j)``;
+  (a Markov chain has one action a state) plus its transition rewards' expectation
+  ``sum_j P(i, j) r(i, j)``, as Storm folds them;
 - the start is the initial state; where the model has several, the average over them
   (uniform), and the chain's notes say so.
 
@@ -36,9 +36,9 @@ Other shapes (bounded until, next, until with a left side, ``G``, LTL, nested ``
 conditional, steady state ``S=?``, cumulative or instantaneous rewards, multi-objective)
 are refused by name.
 
-stormpy is optional (binary wheels for CPython 3.11 on glibc >= 2.34): it is imported
-when a model is loaded, and its absence is a :class:`ChainError` that says how to
-install it.
+stormpy is optional (binary wheels for CPython >= 3.11 on Linux with glibc >= 2.34
+and macOS 15 on arm64): it is imported when a model is loaded, and its absence is a
+:class:`ChainError` that says how to install it.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ TAKES = ("constants", "properties")
 
 #: How to install stormpy: "pip install 'ladders[prism]'" would fetch another project
 #: of that name from PyPI, so the extra is named with the checkout.
-INSTALL = ("pip install stormpy (CPython 3.11 only), or pip install '.[prism]' from the "
-           "ladders checkout")
+INSTALL = ("pip install stormpy (wheels for CPython >= 3.11 on Linux with glibc >= 2.34 and "
+           "macOS 15 on arm64), or pip install '.[prism]' from the ladders checkout")
 
 #: The name of a model's unnamed reward structure (Storm's ``""``).
 UNNAMED_REWARD = "(unnamed)"
@@ -76,8 +76,6 @@ _FILTERS = {
     "whether there exists a state in": "exists", "the argmin": "argmin",
     "the argmax": "argmax", "the values": "values",
 }
-#: Filters whose value over one initial state is that state's value.
-_VALUE_FILTERS = ("values", "min", "max", "sum", "avg")
 #: Bounds under which ``forall`` / ``exists`` over several initial states is the bound
 #: on their average: all are 1 (or 0) exactly when the average is.
 _AVERAGE_BOUNDS = {"forall": ((">=", 1), ("<=", 0)), "exists": ((">", 0), ("<", 1))}
@@ -132,7 +130,9 @@ def load(path: str, constants: str | None = None, properties: str | None = None)
         if is_jani:
             model, props = stormpy.parse_jani_model(path)
         else:
-            model, props = stormpy.parse_prism_program(path), []
+            # read as PRISM reads it: Storm's stricter reading refuses, say, a PRISM
+            # CTMC's commands before the model's type can be named
+            model, props = stormpy.parse_prism_program(path, prism_compatibility=True), []
     _check_type(path, model)
     if properties is not None:
         props = _parse_properties(stormpy, properties, model)
@@ -143,11 +143,8 @@ def load(path: str, constants: str | None = None, properties: str | None = None)
     options.set_build_state_valuations()
     with _storm_errors(stormpy, f"{path}: Storm cannot build the model"):
         built = stormpy.build_model[stormpy.Rational](model, options=options)
-    if built.model_type.name != "DTMC":
-        raise ChainError(f"{path}: {_MODEL_TYPES.get(built.model_type.name, built.model_type.name)}: "
-                         "ladders answers Markov chains (dtmc)")
     name = Path(path).stem + (f" ({constants})" if constants else "")
-    builder, notes = _chain_builder(stormpy, path, name, built)
+    builder, notes = _chain_builder(path, name, built)
     questions = tuple(_question(stormpy, path, built, builder, p) for p in props)
     chain = builder.build()
     if notes:
@@ -210,17 +207,18 @@ def _state_names(built: Any) -> list[str] | None:
              for token in valuations.to_string(0).strip("[]").split("\t& ")]
     if sorted(order) != sorted(by_name):
         return None
-    columns = []
-    for variable in order:
-        values = valuations.get_values_states(by_name[variable])
-        if by_name[variable].has_boolean_type():
-            columns.append([variable if v else "!" + variable for v in values])
-        else:
-            columns.append([f"{variable}={v}" for v in values])
+    values = {variable: valuations.get_values_states(by_name[variable]) for variable in order}
     # a variable with one value in every state (a JANI automaton's only location) names
     # none of them apart
-    varying = [c for c in columns if len(set(c)) > 1] or columns
-    names = [",".join(parts) for parts in zip(*varying)]
+    varying = [variable for variable in order if len(set(values[variable])) > 1] or order
+    # each part of a name holds at least the variable's name, and a comma
+    if sum(len(variable) + 1 for variable in varying) - 1 > MAX_NAME:
+        return None
+    columns = [[variable if v else "!" + variable for v in values[variable]]
+               if by_name[variable].has_boolean_type()
+               else [f"{variable}={v}" for v in values[variable]]
+               for variable in varying]
+    names = [",".join(parts) for parts in zip(*columns)]
     if any(len(name) > MAX_NAME for name in names) or len(set(names)) != len(names):
         return None
     return names
@@ -236,8 +234,7 @@ def _exact(value: Any) -> mpq:
     return mpq(str(value))
 
 
-def _chain_builder(stormpy: ModuleType, path: str, name: str,
-                   built: Any) -> tuple[ChainBuilder, list[str]]:
+def _chain_builder(path: str, name: str, built: Any) -> tuple[ChainBuilder, list[str]]:
     """A :class:`ChainBuilder` holding Storm's states, transitions, start, labels and
     rewards, and the notes for the chain."""
     builder = ChainBuilder(name, path)
@@ -262,30 +259,22 @@ def _chain_builder(stormpy: ModuleType, path: str, name: str,
     if deadlocks:
         notes.append(f"{deadlocks:,} state(s) without transitions made absorbing by Storm "
                      "(label \"deadlock\")")
+    # Storm folds each state's action reward (one action a state) and its transition
+    # rewards (sum_j P(i, j) r(i, j)) into the state's reward
+    built.reduce_to_state_based_rewards()
     for storm_name, model in built.reward_models.items():
-        _add_reward(builder, _reward_name(storm_name), model, matrix, n)
+        _add_reward(builder, _reward_name(storm_name), model)
     return builder, notes
 
 
-def _add_reward(builder: ChainBuilder, name: str, model: Any, matrix: Any, n: int) -> None:
-    """Storm's reward structure ``model`` as one state reward ``name``: state rewards,
-    plus the action's (one a state), plus ``sum_j P(i, j) r(i, j)`` of transition rewards."""
-    totals = [mpq(0)] * n
+def _add_reward(builder: ChainBuilder, name: str, model: Any) -> None:
+    """Storm's reward structure ``model``, reduced to state rewards, as the reward
+    ``name``."""
     if model.has_state_rewards:
         for i, r in enumerate(model.state_rewards):
-            totals[i] += _exact(r)
-    if model.has_state_action_rewards:
-        for i, r in enumerate(model.state_action_rewards):
-            totals[i] += _exact(r)
-    if model.has_transition_rewards:
-        rewards = model.transition_rewards
-        for i in range(n):
-            p = {e.column: _exact(e.value) for e in matrix.get_row(i)}
-            for e in rewards.get_row(i):
-                totals[i] += p.get(e.column, mpq(0)) * _exact(e.value)
-    for i, total in enumerate(totals):
-        if total:
-            builder.reward(name, i, total)
+            value = _exact(r)
+            if value:
+                builder.reward(name, i, value)
 
 
 # --------------------------------------------------------------------- properties
@@ -412,9 +401,11 @@ def _check_filter(function: str, compare: tuple[str, mpq] | None, kind: str, sta
     if kind == "reach" and compare is not None and function in _AVERAGE_BOUNDS \
             and (compare[0], compare[1]) in _AVERAGE_BOUNDS[function]:
         return
-    raise ChainError(f"{where}: the model has {starts:,} initial states and filter({function}, "
-                     "...) asks about each; ladders answers from their average: write "
-                     "filter(avg, ..., \"init\") or give the model one initial state")
+    asks = "asks for each one's value" if function == "values" else \
+        f"filter({function}, ...) asks about each"
+    raise ChainError(f"{where}: the model has {starts:,} initial states and the property {asks}; "
+                     "ladders answers from their average: write filter(avg, ..., \"init\") or "
+                     "give the model one initial state")
 
 
 def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,
@@ -425,6 +416,7 @@ def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,
         return target.label
     text = str(target)
     label = text if len(text) <= MAX_NAME else f"target of {prop_name}"
-    result = stormpy.model_checking(built, target)
-    builder.label(label, list(result.get_truth_values_vector()))
+    with _storm_errors(stormpy, f"{builder.source}: Storm cannot find the states of {text}"):
+        states = list(stormpy.model_checking(built, target).get_truth_values_vector())
+    builder.label(label, states)
     return label
