@@ -20,6 +20,7 @@ error, never taken as a relative path (``s3://bucket/run`` once became a local f
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -329,6 +330,31 @@ class ObjectBackend:
 
 #: The stores of ``memory://`` URLs in this process.
 _MEMORY: dict[str, Any] = {}
+
+
+#: The variable that sets a lease's length, its default, and the lengths it may take.
+LEASE_VARIABLE = "LADDERS_LEASE_SECONDS"
+DEFAULT_LEASE, SHORTEST_LEASE, LONGEST_LEASE = 60.0, 1.0, 86400.0
+
+
+def lease_seconds() -> float:
+    """The length in seconds of a driver's lease on a store on object storage
+    (``LADDERS_LEASE_SECONDS``, default 60; longer where the store answers slowly). A value that is not a
+    number from 1 to 86,400 (``inf``, ``nan``, ``0``, ``-5``, ``abc``) is a
+    ``StoreError`` naming the variable: a lease of 0 s would be renewed without pause,
+    an endless one would lock a crashed driver's store for ever."""
+    text = os.environ.get(LEASE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_LEASE
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not SHORTEST_LEASE <= value <= LONGEST_LEASE:  # nan is refused too
+        raise StoreError(f"{LEASE_VARIABLE}={text[:40]!r}: not a lease length; give seconds from "
+                         f"{SHORTEST_LEASE:g} to {LONGEST_LEASE:g} (default {DEFAULT_LEASE:g}), "
+                         "or unset it")
+    return value
 
 
 #: URL schemes of object storage (obstore's), and what each stands for in messages.

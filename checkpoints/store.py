@@ -49,7 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from ladders.checkpoints.backend import Backend, open_backend
+from ladders.checkpoints.backend import Backend, lease_seconds, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
 from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 
@@ -62,11 +62,6 @@ READS = (3, 4)
 PAGE = 64
 #: Seconds after which an empty or unreadable LOCK is known to be left over.
 LOCK_GRACE = 10.0
-#: On object storage the LOCK is a lease: it lasts this long after its last renewal
-#: (the driver renews it every quarter of that), and another driver takes it over only
-#: once it has run out, by compare-and-swap on its ETag. ``LADDERS_LEASE_SECONDS`` sets
-#: it for a driver (longer where the store answers slowly; the tests use 2 and 8 s).
-LEASE_SECONDS = float(os.environ.get("LADDERS_LEASE_SECONDS", "60"))
 #: Seconds a lease is held beyond its length before another driver may take it: object
 #: stores date objects to the second, and clocks differ a little between machines.
 CLOCK_SLACK = 2.0
@@ -136,7 +131,10 @@ class RunStore:
         self.backend = backend
         self.run = run
         self.state_type = state_type
-        self.lease_seconds = LEASE_SECONDS
+        # on object storage the LOCK is a lease: it lasts this long after its last renewal
+        # (renewed every quarter of that); another driver takes it over only once it has
+        # run out, by compare-and-swap on its ETag (LADDERS_LEASE_SECONDS, checked)
+        self.lease_seconds = lease_seconds()
         self._lease: _Lease | None = None
         self._janitor: ThreadPoolExecutor | None = None
         #: what an engine derives from the store's files once per process (e.g. its plan)
