@@ -71,7 +71,7 @@ BACKWARD_ENOUGH = mpq(1, 2)
 @dataclass(frozen=True)
 class Targets:
     """What a walk of ``question`` records: ``slots`` (one per probability answer:
-    its name and the states that end the walk with it), ``stop`` (every such state),
+    its name and the indices of the states that end the walk with it), ``stop`` (every such state),
     ``lost`` (states that cannot reach ``stop``, by graph search: value 0, and an
     infinite expectation), and the expectation answer ``expectation`` (its name, or
     None) with its reward ``rho`` (numerators and denominators; None: 1 a step)."""
@@ -92,17 +92,13 @@ def question_targets(chain: Chain, question: Question, plan: Plan) -> Targets:
         for i in np.flatnonzero(stop).tolist():
             by_name.setdefault(chain.states[i], i)
             by_name.setdefault(chain.state_label(i), i)
-        slots = []
-        for name in plan.names[:-1]:
-            mask = np.zeros(chain.size, dtype=bool)
-            mask[by_name[name]] = True
-            slots.append((name, mask))
+        slots = [(name, np.array([by_name[name]], dtype=np.int64)) for name in plan.names[:-1]]
         expectation, rho = plan.names[-1], None
     else:
         stop = chain.label_mask(question.target)  # type: ignore[arg-type]
         name = plan.names[0]
         if question.kind == "reach":
-            slots, expectation, rho = [(name, stop)], None, None
+            slots, expectation, rho = [(name, np.flatnonzero(stop))], None, None
         else:
             slots, expectation = [], name
             rho = None if question.reward is None else chain.rewards[question.reward]
@@ -137,9 +133,7 @@ def _row_entries(chain: Chain, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _ints(values: np.ndarray) -> np.ndarray:
     """An object array of Python ints (exact, unbounded arithmetic)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = [int(x) for x in values.tolist()]
-    return out
+    return values.astype(np.int64).astype(object)
 
 
 class _Walk:
@@ -154,8 +148,8 @@ class _Walk:
         pos = np.full(n, -1, dtype=np.int64)
         pos[u] = np.arange(nu, dtype=np.int64)
         slot = np.full(n, -1, dtype=np.int64)
-        for k, (_, mask) in enumerate(targets.slots):
-            slot[mask] = k
+        for k, (_, states) in enumerate(targets.slots):
+            slot[states] = k
         exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
         slot[targets.stop & (slot < 0)] = exit_slot
         slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
@@ -164,8 +158,10 @@ class _Walk:
                              "a target")
         src, entries = _row_entries(chain, u)
         dst = chain.indices[entries]
-        code = np.where(pos[dst] >= 0, pos[dst], nu + slot[dst])
-        leak = (pos[dst] < 0) & (slot[dst] < 0)
+        dst_pos, dst_slot = pos[dst], slot[dst]
+        inside = dst_pos >= 0
+        code = np.where(inside, dst_pos, nu + dst_slot)
+        leak = ~inside & (dst_slot < 0)
         if np.any(leak):
             j = int(dst[np.flatnonzero(leak)[0]])
             raise ValueError(f"the plan's unknowns lead to state {chain.states[j]!r}, which is "
@@ -183,9 +179,8 @@ class _Walk:
         self.f_u = group[:self.f_in_u]
         self.f_slots = group[self.f_in_u:] - nu
         # backward: the entries that stay in U, grouped by source (CSR order)
-        inside = pos[dst] >= 0
         b_src = src[inside]
-        self.b_dst = pos[dst[inside]]
+        self.b_dst = dst_pos[inside]
         self.b_c = _ints(chain.numerators[entries][inside])
         self.b_starts = np.flatnonzero(np.r_[True, b_src[1:] != b_src[:-1]]) \
             if len(b_src) else np.empty(0, dtype=np.int64)
@@ -357,7 +352,7 @@ def chain_bounds_within(chain: Chain, question: Question, plan: Plan, digits: in
 
     deadline = t0 + seconds
     next_check = 0
-    backward = expect is not None
+    backward = expect is not None and walk.nu > 0
     while True:
         if walk.steps >= next_check and narrow():
             current = bounds(None)
@@ -386,9 +381,11 @@ def _most_reward(rho: tuple[np.ndarray, np.ndarray] | None, unknowns: np.ndarray
 
 
 def _budget_reason(seconds: float, cpu: float, walk: _Walk) -> str:
-    """Why the budget ran out: a busy machine (this process got under half the wall
-    time of CPU) or bounds that converge slowly."""
+    """Why the budget ran out: the setup (a chain too big for it), a busy machine
+    (this process got under half the wall time of CPU) or bounds that converge slowly."""
     spent = f"{seconds:g} s ({cpu:.1f} s of CPU) and {walk.steps:,} steps"
+    if walk.steps <= 1:
+        return f"the setup of the walk took the budget: {spent}; give it more time"
     if cpu < seconds / 2:
         return f"the machine was busy: {spent}"
     proved = ""

@@ -89,8 +89,8 @@ class _Stepper:
         within[last[np.diff(chain.indptr) > 0]] = 1.0
         self.keys = rows + within
         self.slot = np.full(n, -1, dtype=np.int64)
-        for k, (_, mask) in enumerate(targets.slots):
-            self.slot[mask] = k
+        for k, (_, states) in enumerate(targets.slots):
+            self.slot[states] = k
         self.slot[targets.stop & (self.slot < 0)] = len(targets.slots)
         self.slot[targets.lost & (self.slot < 0)] = len(targets.slots) + 1
         if targets.rho is None:
@@ -140,13 +140,15 @@ class _Stepper:
 
 def simulate_chain(chain: Chain, question: Question, plan: Plan, walks: int = WALKS,
                    seed: int = 0, max_steps: int = MAX_STEPS,
-                   seconds: float = SIMULATE_SECONDS) -> ChainTally:
+                   seconds: float = SIMULATE_SECONDS,
+                   targets: Targets | None = None) -> ChainTally:
     """``walks`` walks of ``question`` (module docstring), in chunks of
     :data:`CHUNK_WALKS`, chunk i drawing from its own generator seeded by
-    ``(seed, i)``: reproducible unless the time budget cuts walks short."""
+    ``(seed, i)``: reproducible unless the time budget cuts walks short
+    (``targets``: the question's, found beforehand)."""
     if not isinstance(walks, int) or isinstance(walks, bool) or walks < 2:
         raise ValueError(f"walks must be a whole number of at least 2, got {walks!r}")
-    targets = question_targets(chain, question, plan)
+    targets = targets or question_targets(chain, question, plan)
     stepper = _Stepper(chain, targets)
     tally = ChainTally(np.zeros(len(targets.slots) + 2, dtype=np.int64))
     deadline = time.monotonic() + seconds
@@ -173,8 +175,8 @@ def check_chain_simulation(chain: Chain, question: Question, plan: Plan,
     answer is outside.
     """
     t0, c0 = time.monotonic(), time.process_time()
-    tally = simulate_chain(chain, question, plan, walks, seed, max_steps, budget)
     targets = question_targets(chain, question, plan)
+    tally = simulate_chain(chain, question, plan, walks, seed, max_steps, budget, targets)
     slot_of = {name: k for k, (name, _) in enumerate(targets.slots)}
     report = []
     for name in plan.names:

@@ -211,3 +211,13 @@ def test_bounds_contain_the_exact_answers(chain: Chain, kind: str) -> None:
         assert up is None or values[name] <= up
     report = check_chain_answers(chain, question, plan, values, 12, bounds=bounds)
     assert report["passed"]
+
+
+def test_a_start_on_the_target_is_answered_at_once() -> None:
+    chain = ruin(4, mpq(1, 3), [(4, mpq(1))])
+    for question in (Question("reach", target="win"), Question("reward", target="win"),
+                     Question("absorb")):
+        values = exact(chain, question)
+        report = check(chain, question, values)
+        assert report["passed"] and report["steps"] <= 1 and report["digits"] == 16
+        assert all(a["lower_decimal"] == a["upper_decimal"] for a in report["answers"])
