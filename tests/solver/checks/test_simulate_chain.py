@@ -88,7 +88,7 @@ def test_an_infinity_no_walk_shows_is_untested_not_passed_or_failed() -> None:
     chain = chain_from_rows("rare", ["s0", "goal", "trap"], rows, labels={"goal": [1]})
     question = Question("reward", target="goal")
     values = exact(chain, question)
-    assert values == {question.describe(): INFINITY}
+    assert list(values.values()) == [INFINITY]
     report = simulate(chain, question, values)
     assert report["passed"] and report["answers"][0]["within"] is None
 
