@@ -13,8 +13,9 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,18 @@ def check_output_path(path: str | Path) -> Path:
     return target
 
 
+@contextmanager
+def named(path: str | Path) -> Iterator[None]:
+    """Give an ``OSError`` without a file name (a full disk: ``[Errno 28] No space left
+    on device``, from a write or an fsync) the name of ``path``, the file being written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
 def write_atomically(path: str | Path, payload: bytes, exclusive: bool = False) -> None:
     """Write ``payload`` to ``path`` whole or not at all.
 
@@ -67,13 +80,13 @@ def write_atomically(path: str | Path, payload: bytes, exclusive: bool = False) 
     """
     path = check_output_path(path)
     if path.exists() and stat.S_ISCHR(path.stat().st_mode):
-        with open(path, "wb") as fh:
+        with named(path), open(path, "wb") as fh:
             fh.write(payload)
         return
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with named(path), os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())

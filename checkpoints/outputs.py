@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ladders.checkpoints.backend import open_backend
+from ladders.checkpoints.backend import check_url, open_backend
 from ladders.checkpoints.files import MEMBER_BYTES, check_output_path, gzip_members, write_atomically
 
 if TYPE_CHECKING:
@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 
 
 def check_output(target: str) -> None:
-    """Refuse, before any work, an output that cannot be written: a local path that
+    """Refuse, before any work, an output that cannot be written: text that
+    :func:`~ladders.checkpoints.backend.check_url` refuses as it refuses a store's (a
+    ``#`` or ``?`` in a URL, ``s3:/bkt/x``), a local path that
     :func:`~ladders.checkpoints.files.check_output_path` refuses, or a URL whose scheme
     is unknown or whose object store cannot be reached (``ValueError`` / ``StoreError``)."""
+    check_url(target)
     if "://" not in target:
         check_output_path(target)
         return

@@ -15,14 +15,18 @@ from typing import Any
 
 import click
 
+from ladders.checkpoints.backend import StoreUnavailable, command_line_stores, describe
 from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.cluster.commands import (boards, bounds, coins, plan, plot, runs, simulate, solve,
                                       stats)
-from ladders.cluster.errors import EXIT_BAD_INPUT, EXIT_CTRL_C, EXIT_FAILED, ClusterError
+from ladders.cluster.errors import (EXIT_BAD_INPUT, EXIT_CTRL_C, EXIT_FAILED, EXIT_INTERRUPTED,
+                                    ClusterError)
 
 #: Characters of one word of an error message shown in full; longer ones (an option
 #: value of 5,000 digits, a line of junk) are cut to an excerpt.
 LONGEST_WORD = 120
+#: Where obstore's errors begin their dump of the Rust error (20 to 40 lines).
+DEBUG_DUMP = "\n\nDebug source:"
 
 
 def excerpt(message: str) -> str:
@@ -35,13 +39,21 @@ def excerpt(message: str) -> str:
     return re.sub(r"\S{%d,}" % (LONGEST_WORD + 1), cut, re.sub(r"\s*\n\s*", " ", message.strip()))
 
 
+def from_object_store(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error of obstore that came past the store's backend (through
+    zarr, in a segment): its text ends in a dump of many lines that one line replaces
+    (:func:`~ladders.checkpoints.backend.describe`)."""
+    return type(exc).__module__.split(".")[0] == "obstore" or DEBUG_DUMP in str(exc)
+
+
 class LaddersGroup(click.Group):
     """A click group whose errors are one line on stderr with a fitting exit code."""
 
     def main(self, args: Any = None, prog_name: str | None = None, **extra: Any) -> Any:
         extra.pop("standalone_mode", None)
         try:
-            rv = super().main(args, prog_name or "ladders", standalone_mode=False, **extra)
+            with command_line_stores():
+                rv = super().main(args, prog_name or "ladders", standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
             click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
             sys.exit(0)
@@ -55,11 +67,18 @@ class LaddersGroup(click.Group):
         except click.Abort:
             click.echo("ladders: interrupted", err=True)
             sys.exit(EXIT_CTRL_C)
+        except StoreUnavailable as exc:  # the store did not answer for a lease: try again later
+            click.echo(f"ladders: error: {exc}", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except (ValueError, OSError) as exc:  # BoardError is a ValueError
+            if from_object_store(exc):
+                click.echo(f"ladders: error: the object store failed: {describe(exc)}", err=True)
+                sys.exit(EXIT_FAILED)
             click.echo(f"ladders: error: {excerpt(str(exc))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         except (StoreError, SegmentError, ClusterError) as exc:
-            click.echo(f"ladders: error: {exc}", err=True)
+            # a segment's error may quote obstore's: its Debug dump is cut
+            click.echo(f"ladders: error: {str(exc).split(DEBUG_DUMP)[0]}", err=True)
             sys.exit(EXIT_BAD_INPUT if isinstance(exc, StoreError) else EXIT_FAILED)
         except ArithmeticError as exc:
             click.echo(f"ladders: error: exact arithmetic failed: {exc}", err=True)
@@ -67,6 +86,9 @@ class LaddersGroup(click.Group):
         except Exception as exc:  # a bug: still one line, with a way to see the traceback
             if os.environ.get("LADDERS_DEBUG"):
                 raise
+            if from_object_store(exc):
+                click.echo(f"ladders: error: the object store failed: {describe(exc)}", err=True)
+                sys.exit(EXIT_FAILED)
             click.echo(f"ladders: internal error: {type(exc).__name__}: {exc} (please report it; "
                        "LADDERS_DEBUG=1 shows the traceback)", err=True)
             sys.exit(EXIT_FAILED)

@@ -251,7 +251,9 @@ def check_workers(client: Any, root: str, modules: tuple[str, ...] = (), timeout
         backend.delete(PROBE)
     bad = {w: a for w, a in answers.items() if not a["ok"]}
     if bad:
-        worker, answer = next(iter(bad.items()))
+        address, answer = next(iter(bad.items()))
+        name = client.scheduler_info().get("workers", {}).get(address, {}).get("name")
+        worker = address if name in (None, "", address) else f"{name} ({address})"
         if answer.get("module"):
             raise ClusterError(f"worker {worker} cannot import {answer['module']} ({answer['error']}); "
                                "install ladders and its dependencies in the workers' environment")

@@ -335,30 +335,3 @@ def test_a_local_cluster_solve_with_its_store_on_s3(s3, tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     assert [s["exact"] for s in data["seats"]] == reference() and data["executor"] == "dask"
     assert data["store"]["path"] == where and list(tmp_path.iterdir()) == []
-
-
-def test_a_worker_without_the_credentials_is_named_with_the_fix(s3, tmp_path: Path) -> None:
-    import socket
-    from distributed import Client
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
-    bare = {k: v for k, v in s3.items() if not k.startswith("AWS_")}
-    procs = [_dask(s3, str(tmp_path), "scheduler", "--host", "127.0.0.1", "--port", str(port))]
-    try:
-        time.sleep(1.5)
-        procs.append(_dask(bare, str(tmp_path), "worker", address, "--nthreads", "1"))
-        with Client(address, timeout=30) as client:
-            client.wait_for_workers(1, timeout=60)
-        proc = ladders(s3, "solve", "tiny10", "-k", "3", "--checkpoint", url("bare"),
-                       "--scheduler", address)
-        lines = proc.stderr.strip().splitlines()
-        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-        assert "cannot use the store s3://" in lines[-1] and "AWS_ACCESS_KEY_ID" in lines[-1]
-        assert "testing" not in proc.stderr  # no secret in a message
-    finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
