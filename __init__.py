@@ -71,15 +71,11 @@ def _chain_problems(model: Any, players: int, target: str | None,
     if isinstance(model, Chain):
         model = Loaded(model)
     if not isinstance(model, Loaded):
-        board = load_board(model)
-        if board.meet != "bump":
-            if target or prop:
-                raise ValueError("target= and property= are for chains, not boards")
-            return None
-        from ladders.solver.games.board import board_to_json
-        from ladders.solver.games.bump import bump_chain
-        source = {"board": board_to_json(board), "players": players}
-        return [ChainProblem(bump_chain(board, players), Question(), source)]
+        from ladders.solver.chains.problem import board_problem
+        if target or prop:
+            raise ValueError("target= and property= are for chains, not boards")
+        problem = board_problem(load_board(model), players)
+        return None if problem is None else [problem]
     if target is not None:
         model.chain.label_mask(target)
         return [ChainProblem(model.chain, Question("reach", target), model.source)]
@@ -168,6 +164,11 @@ def stats(board: str | Board) -> OnePlayerStats:
     first three are exact fractions (gmpy2 ``mpq``): ``float(...)`` for a float."""
     from ladders.solver.games.chain import build_chain, one_player_stats
     return one_player_stats(build_chain(load_board(board)))
+
+
+def __dir__() -> list[str]:
+    """The API (:data:`__all__`), not this module's imports."""
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -191,14 +191,10 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
             given = [f for f, v in (("--target", target), ("--properties", properties),
                                     ("--constants", constants)) if v]
             raise click.UsageError(f"{', '.join(given)} are for chain files; {board} is a board")
-        b = open_board(board, rule, die)
-        if (meet or b.meet) != "bump":
-            return None
-        from ladders.solver.games.board import board_to_json, with_overrides
-        from ladders.solver.games.bump import bump_chain
-        b = with_overrides(b, meet="bump")
-        source = {"board": board_to_json(b), "players": players}
-        return [ChainProblem(bump_chain(b, players), Question(), source)]
+        from ladders.solver.chains.problem import board_problem
+        from ladders.solver.games.board import with_overrides
+        problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
+        return None if problem is None else [problem]
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
     if given:
         raise click.UsageError(f"{', '.join(given)} are for boards; {board} is a chain file")
@@ -250,6 +246,15 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
     return report_chains(solutions, as_json, exact, time.perf_counter() - started)
 
 
+def _decimal(value: Any) -> str:
+    """30 decimals (cut off, not rounded), or fewer where they are the whole value."""
+    from ladders.solver.exact import fraction_to_decimal, mpq
+    text = fraction_to_decimal(value, 30)
+    if "." in text and mpq(text) == value:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float) -> int:
     """Print every chain question's answers (exact strings, decimals, the checks)."""
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
@@ -271,7 +276,7 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
             answers[name] = {"exact": text, "decimal": fraction_to_decimal(value, 50),
                              "digits": digit_counts(value)}
             shown = text if exact else short(text)
-            lines.append(f"  {name:<{width}} = {fraction_to_decimal(value, 30)}   ({shown})")
+            lines.append(f"  {name:<{width}} = {_decimal(value)}   ({shown})")
         result: dict[str, Any] = {"question": problem.question.describe(),
                                   "kind": problem.question.kind, "answers": answers,
                                   "engine": sol.engine, "seconds": round(sol.seconds, 3),

@@ -136,13 +136,32 @@ def _compare(value: mpq | None, op: str, bound: mpq) -> bool:
             ">=": value >= bound}[op]
 
 
+def meeting_chain(board: Any, players: int) -> Chain:
+    """The joint chain of ``players`` pieces on ``board`` under its ``meet`` rule: the
+    module ``ladders.solver.games.RULE`` builds it with ``RULE_chain(board, players)``
+    (``bump``: :func:`ladders.solver.games.bump.bump_chain`). A new rule is that module
+    and its name in :data:`ladders.solver.games.board.MEETS`, nothing else."""
+    import importlib
+    module = importlib.import_module(f"ladders.solver.games.{board.meet}")
+    return getattr(module, f"{board.meet}_chain")(board, players)
+
+
+def board_problem(board: Any, players: int) -> ChainProblem | None:
+    """A board whose pieces meet as a chain problem (where the race ends: each seat's
+    win, and the expected moves), or None for pieces that never meet (a race)."""
+    if board.meet == "none":
+        return None
+    from ladders.solver.games.board import board_to_json
+    source = {"board": board_to_json(board), "players": players}
+    return ChainProblem(meeting_chain(board, players), Question(), source)
+
+
 def load_source(source: dict[str, Any]) -> Chain:
     """The chain a stored ``source`` names: a chain file (its format and keywords), or
     a board whose pieces meet (``board``, ``players``)."""
     if "board" in source:
         from ladders.solver.games.board import board_from_json
-        from ladders.solver.games.bump import bump_chain
-        return bump_chain(board_from_json(source["board"]), int(source["players"]))
+        return meeting_chain(board_from_json(source["board"]), int(source["players"]))
     from ladders.solver.chains.formats import load_chain
     taken = {k: v for k, v in source.items() if k not in ("path", "format")}
     return load_chain(source["path"], **taken).chain

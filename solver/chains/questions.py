@@ -68,6 +68,15 @@ class Question:
         what = f'R{{"{self.reward}"}}' if self.reward else "T"
         return f'{what}=? [F "{self.target}"]'
 
+    @property
+    def answer_name(self) -> str:
+        """How the answer of a ``reach`` or ``reward`` question is named: the property's
+        own name (``p1`` of ``p1: P=? [F s=5]``), else the question in words."""
+        head, sep, _ = self.text.partition(": ")
+        if sep and head and " " not in head:
+            return head
+        return self.describe()
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "target": self.target, "reward": self.reward,
                                "text": self.text}
@@ -174,7 +183,7 @@ def plan_question(chain: Chain, question: Question) -> Plan:
     target = chain.label_mask(question.target)  # type: ignore[arg-type]
     reachable = search(chain.indptr, chain.indices, starts, ~target)
     can_reach = search(*back, target)
-    name = question.describe()
+    name = question.answer_name
     if question.kind == "reach":
         unknowns = reachable & ~target & can_reach
         return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), (name,), {},

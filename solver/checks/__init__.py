@@ -1,4 +1,4 @@
-"""Checks and estimates that do not trust an engine: exact Markov bounds
-(:mod:`.bounds`), Monte Carlo (:mod:`.simulate`), the independent solve modulo random
-primes (:mod:`.residue_check`), the verification tiers (:mod:`.verify`), and the sizes
-and costs a plan predicts (:mod:`.estimate`)."""
+"""Checks that do not trust an engine: exact Markov bounds of races (:mod:`.bounds`)
+and of any chain question (:mod:`.chain_bounds`), Monte Carlo of races
+(:mod:`.simulate`) and of chains (:mod:`.simulate_chain`), the independent solve modulo
+random primes (:mod:`.residue_check`), and the verification tiers (:mod:`.verify`)."""
