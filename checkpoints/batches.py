@@ -6,13 +6,22 @@ resume (:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ladders.checkpoints.segments import SegmentRef
+from ladders.checkpoints.errors import SegmentError
+from ladders.checkpoints.segments import SegmentRef, adopt_segment
+
+if TYPE_CHECKING:
+    from ladders.checkpoints.backend import Backend
 
 RESIDUES = "residues"
+#: The arrays of a batch's segment, in the order their digest covers them (crt, series).
+ARRAYS = ("primes", "valid", "residues")
+#: A batch's segment: ``residues/bKKKKK-<attempt>``.
+NAME = re.compile(r"b(\d{5,})-[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -40,3 +49,24 @@ class BatchState:
 
     def segments(self) -> Iterable[SegmentRef]:
         return self.batches.values()
+
+    @classmethod
+    def from_segments(cls, backend: Backend) -> tuple[BatchState, list[str]]:
+        """The state a store whose every manifest is lost still holds: batch k from a
+        segment named ``residues/bKKKKK-<attempt>`` that is whole (see
+        :func:`~ladders.checkpoints.segments.adopt_segment`; one per batch). Also the
+        segments refused (partial, or a batch's second attempt), which a resume deletes
+        as leftovers. A batch is the same work whichever driver ran it, so a whole
+        segment is as good as a committed one."""
+        batches: dict[int, SegmentRef] = {}
+        refused: list[str] = []
+        for path in sorted(backend.entries(RESIDUES, 2)):
+            match = NAME.fullmatch(path.rsplit("/", 1)[-1])
+            if match is None or int(match[1]) in batches:
+                refused.append(path)
+                continue
+            try:
+                batches[int(match[1])] = adopt_segment(backend, path, ARRAYS)
+            except SegmentError:
+                refused.append(path)
+        return cls(batches), refused

@@ -164,6 +164,29 @@ def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...]) -> di
     return arrays
 
 
+def adopt_segment(backend: Backend, path: str, names: tuple[str, ...]) -> SegmentRef:
+    """The reference of a segment that no manifest lists (every manifest of its store is
+    lost), once it is known whole: every array ``names`` holds has its chunk (a missing
+    chunk would read back as zeros), each chunk passes its crc32c, and the digest is
+    computed afresh. Its rows are the length of the first array. :class:`SegmentError`
+    when it is not whole (a task stopped while writing it)."""
+    import zarr
+    keys = {key[len(path) + 1:] for key in backend.list(path)}
+    try:
+        group = zarr.open_group(backend.zarr_store(path, "r"), mode="r", zarr_format=3)
+        arrays = {}
+        for name in names:
+            array = group[name]
+            chunk = f"{name}/{array.metadata.encode_chunk_key((0,) * array.ndim)}"
+            if array.size and chunk not in keys:
+                raise FileNotFoundError(chunk)
+            arrays[name] = array[...]
+    except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
+        raise SegmentError(f"segment {path} is not whole ({type(exc).__name__}: {exc})") from exc
+    return SegmentRef(path, digest_arrays(*arrays.values()), int(arrays[names[0]].shape[0]),
+                      int(sum(a.nbytes for a in arrays.values())))
+
+
 def write_segment(backend: Backend, path: str, rows: dict[int, Row]) -> SegmentRef:
     """Write ``rows`` as a new segment at ``path`` of the store (which must not exist yet)."""
     return write_arrays(backend, path, {"rows": encode_rows(rows)}, len(rows))

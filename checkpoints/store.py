@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -72,7 +73,13 @@ HISTORY = 3
 
 
 class ManifestState(Protocol):
-    """An engine's payload of a manifest: what is done, in the engine's own terms."""
+    """An engine's payload of a manifest: what is done, in the engine's own terms.
+
+    A payload type whose segments' names say what they hold may also define a classmethod
+    ``from_segments(backend) -> (state, refused paths)``: the state its whole segments
+    give when every manifest of a store is lost (:meth:`RunStore.survey`; e.g.
+    :class:`~ladders.checkpoints.batches.BatchState`). Without it such a store cannot go on.
+    """
 
     #: the folders its segments live in, with the depth of a segment's path (a segment
     #: ``rows/g3/b2-x`` has depth 3): what :meth:`RunStore.clear_leftovers` scans
@@ -120,6 +127,33 @@ class Manifest:
     def referenced(self) -> set[str]:
         """Segment paths this manifest needs."""
         return {ref.path for ref in self.state.segments()}
+
+
+class _Unreadable(StoreError):
+    """A file of the manifests (a numbered manifest, a page) that cannot be read whole:
+    its ``key`` and the ``reason``, worded to follow the file's name."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key} {reason}")
+        self.key, self.reason = key, reason
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What a store's manifests say, read without changing anything (:meth:`RunStore.survey`):
+    the manifest the next driver continues from, and what was lost on the way."""
+
+    #: the newest intact manifest (an older one only with all its segments there), or
+    #: one rebuilt from the segments (``rebuilt``) when there is none
+    manifest: Manifest
+    #: one line naming what was lost and what is done about it; None when nothing was
+    lost: str | None = None
+    #: numbered manifests newer than ``manifest`` that do not read whole (set aside on resume)
+    unreadable: tuple[str, ...] = ()
+    #: no manifest could be used: ``manifest`` (not committed yet) was rebuilt from the segments
+    rebuilt: bool = False
+    #: the number manifest/CURRENT holds; None when it is missing or unreadable
+    current: int | None = None
 
 
 class RunStore:
@@ -259,30 +293,34 @@ class RunStore:
 
     # ----------------------------------------------------------------------- manifests
     def current(self) -> Manifest:
-        """The newest committed manifest."""
+        """The manifest CURRENT names; where CURRENT or that manifest cannot be read, the
+        one the next driver continues from (:meth:`survey`)."""
         self.flush()  # this process's own commits first
         try:
-            seq = int(self.backend.read("manifest/CURRENT").decode().strip())
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"{self.url}: no readable manifest/CURRENT ({exc}); the store "
-                             "cannot be resumed: start a new run") from exc
-        return self._read_manifest(seq)
+            return self._read_manifest(int(self.backend.read("manifest/CURRENT").decode().strip()))
+        except (OSError, ValueError, StoreError):
+            return self.survey().manifest
 
     def _read_manifest(self, seq: int) -> Manifest:
-        """Manifest ``seq``, its shape checked (``StoreError`` naming the file)."""
+        """Manifest ``seq`` with its pages, its shape checked (:class:`_Unreadable`, a
+        ``StoreError`` naming the file, when it cannot be read whole)."""
         if self.state_type is None:
             raise TypeError("open the store with its engine's state type to read manifests")
         key = _manifest_key(seq)
         try:
             data = json.loads(self.backend.read(key))
+        except FileNotFoundError:
+            raise _Unreadable(key, "is missing") from None
         except (OSError, ValueError) as exc:
-            raise StoreError(f"{self.url}/{key}: unreadable ({exc}); {self.damaged()}") from exc
+            raise _Unreadable(key, f"is unreadable ({type(exc).__name__}: {exc})") from exc
         try:
             pages = self._unpage(data)
             manifest = Manifest.from_json(data, self.state_type)
+        except _Unreadable as exc:
+            raise _Unreadable(key, f"is damaged: its page {exc.key} {exc.reason}") from exc
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise StoreError(f"{self.url}/{key}: not a manifest of this store format "
-                             f"({type(exc).__name__}: {exc}); {self.damaged()}") from exc
+            raise _Unreadable(key, "is not a manifest of this store format "
+                              f"({type(exc).__name__}: {exc})") from exc
         self._last_pages = pages
         return manifest
 
@@ -309,11 +347,12 @@ class RunStore:
             return hit
         try:
             raw = self.backend.read(key)
+        except FileNotFoundError:
+            raise _Unreadable(key, "is missing") from None
         except OSError as exc:
-            raise StoreError(f"{self.url}/{key}: unreadable ({exc}); {self.damaged()}") from exc
+            raise _Unreadable(key, f"is unreadable ({exc})") from exc
         if hashlib.sha256(raw).hexdigest() != digest:
-            raise StoreError(f"{self.url}/{key}: damaged (its digest is not the one its manifest "
-                             f"gives); {self.damaged()}")
+            raise _Unreadable(key, "does not match the digest its manifest gives")
         entries = json.loads(raw)
         if not isinstance(entries, dict):
             raise TypeError(f"page {key} is not an object")
@@ -356,7 +395,10 @@ class RunStore:
                 try:
                     self.backend.create(key, raw)
                 except FileExistsError:
-                    pass  # the same digest: the same entries, written by an earlier commit
+                    # the same digest: the same entries, written by an earlier commit;
+                    # unless damaged since (then no manifest could be read through it)
+                    if hashlib.sha256(self._read_or_empty(key)).hexdigest() != digest:
+                        self.backend.replace(key, raw)
                 self._pages[key] = entries
             self._refs[number] = digest
         self._last_items = items
@@ -495,7 +537,7 @@ class RunStore:
         """
         if hasattr(self.backend, "swap"):
             self._acquire_lease()
-            self._roll_forward()
+            self._locked_roll_forward()
             return
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
         for _ in range(2):
@@ -522,55 +564,132 @@ class RunStore:
                 raise StoreError(f"{self.url} is locked by a running solve (pid {holder['pid']} on "
                                  f"{where}); wait for it or stop it first; if it is gone, delete "
                                  f"{self.url}/LOCK") from None
-            self._roll_forward()
+            self._locked_roll_forward()
             return
         raise StoreError(f"{self.url}: could not take the LOCK; if no solve is running, delete "
                          f"{self.url}/LOCK")
 
+    def _locked_roll_forward(self) -> None:
+        """:meth:`_roll_forward` once the LOCK is taken; the LOCK given back if the store
+        cannot go on (nothing to hold it for)."""
+        try:
+            self._roll_forward()
+        except BaseException:
+            self.release_lock()
+            raise
+
     def _roll_forward(self) -> None:
-        """Make CURRENT name the newest complete manifest.
+        """Make CURRENT name the manifest the run continues from (:meth:`survey`), and say
+        on stderr, in one line, what was lost and what is done about it.
 
         A driver killed between writing manifest N+1 and moving CURRENT left N+1
         complete (it is written whole, after every segment it lists): it is adopted, not
         deleted, so that nothing a committed manifest may still need is ever lost (a
-        CURRENT set back by hand rolls forward the same way). A numbered file that does
-        not parse is moved aside as ``NNNNNN.json.bad``, so the next commit can take its
-        number.
+        CURRENT set back by hand rolls forward the same way). Numbered files newer than
+        that manifest that do not read whole are moved aside as ``NNNNNN.json.bad``, so
+        the next commit can take their numbers; a manifest rebuilt from the segments is
+        committed here.
         """
-        self.flush()
-        try:
-            seq = int(self.backend.read("manifest/CURRENT").decode().strip())
-        except (OSError, ValueError):
-            return
-        newest, bad = self._beyond(seq)
-        for key in bad:
-            self.backend.replace(key + ".bad", self.backend.read(key))
-            self.backend.delete(key)
-        if newest != seq:
-            self.backend.replace("manifest/CURRENT", str(newest).encode())
-
-    def _beyond(self, seq: int) -> tuple[int, list[str]]:
-        """The newest complete manifest number from ``seq`` on, and the numbered files
-        beyond ``seq`` that do not parse."""
-        newest, bad = seq, []
-        numbers = sorted(int(name[:-5]) for key in self.backend.list("manifest")
-                         if (name := key.rsplit("/", 1)[-1]).endswith(".json") and name[:-5].isdigit())
-        for number in numbers:
-            if number <= seq:
-                continue
+        survey = self.survey()
+        for key in survey.unreadable:
             try:
-                self._read_manifest(number)
-            except StoreError:
-                bad.append(_manifest_key(number))
+                self.backend.replace(key + ".bad", self.backend.read(key))
+            except FileNotFoundError:
                 continue
-            newest = max(newest, number)
-        return newest, bad
+            self.backend.delete(key)
+        if survey.rebuilt:
+            self._last_pages = set()
+            self.commit(survey.manifest)
+            self.flush()
+        elif survey.current != survey.manifest.seq:
+            self.backend.replace("manifest/CURRENT", str(survey.manifest.seq).encode())
+        if survey.lost:
+            print(f"ladders: {self.url}: {survey.lost}", file=sys.stderr, flush=True)
+
+    def survey(self) -> Survey:
+        """Where the run stands, read-only: the newest numbered manifest that reads whole
+        (its pages checked by digest). CURRENT is a hint: it names one more candidate,
+        and a newer complete manifest is preferred to it. A manifest that is missing or
+        damaged is passed over for the one before it, if that one's segments are all
+        still there (not superseded since: the store lists them); where none is left, a
+        payload type that can rebuild its state from its segments' names
+        (``from_segments``, e.g. the batches of crt and series runs) does so. Anything
+        passed over is named in ``lost``; a store that cannot go on is a ``StoreError``
+        that says what was lost."""
+        self.flush()
+        problems: list[str] = []
+        try:
+            current: int | None = int(self.backend.read("manifest/CURRENT").decode().strip())
+        except FileNotFoundError:
+            current = None
+            problems.append("manifest/CURRENT is missing")
+        except (OSError, ValueError) as exc:
+            current = None
+            problems.append(f"manifest/CURRENT is unreadable ({type(exc).__name__}: {exc})")
+        listed = {int(name[:-5]) for key in self.backend.list("manifest")
+                  if (name := key.rsplit("/", 1)[-1]).endswith(".json") and name[:-5].isdigit()}
+        candidates = sorted(listed | ({current} if current is not None else set()), reverse=True)
+        passed: list[str] = []
+        unreadable: list[str] = []
+        present: set[str] | None = None
+        for seq in candidates:
+            key = _manifest_key(seq)
+            try:
+                manifest = self._read_manifest(seq)
+            except _Unreadable as exc:
+                passed.append(f"{key} {exc.reason}" + (" (manifest/CURRENT names it)"
+                                                         if seq not in listed else ""))
+                if seq in listed:
+                    unreadable.append(key)
+                continue
+            if passed and present is None:  # an older manifest: its segments may have been
+                # superseded since; one listing of the segment folders serves every candidate
+                present = {path for folder, depth in type(manifest.state).FOLDERS.items()
+                           for path in self.backend.entries(folder, depth)}
+            gone = sorted(manifest.referenced() - present) if passed else []
+            if gone:
+                passed.append(f"{key} {SUPERSEDED} ({len(gone):,}, e.g. {gone[0]})")
+                continue
+            if passed:
+                problems.append(_passed_over(passed))
+                after = candidates[0] - seq
+                lost = (f"{'; '.join(problems)}: the run continues from {key}, the newest intact "
+                        f"manifest, and computes again the work of the {after:,} "
+                        f"commit{'s' if after > 1 else ''} after it")
+            elif problems:
+                lost = f"{'; '.join(problems)}: the run continues from {key}, the newest manifest (nothing lost)"
+            else:
+                lost = None
+            return Survey(manifest, lost, tuple(unreadable), current=current)
+        return self._rebuilt(problems + ([_passed_over(passed)] if passed else
+                                         ["no numbered manifest is left"]),
+                             max(candidates, default=-1) + 1, tuple(unreadable), current)
+
+    def _rebuilt(self, problems: list[str], seq: int, unreadable: tuple[str, ...],
+                 current: int | None) -> Survey:
+        """The survey of a store none of whose manifests can be used: manifest ``seq``
+        rebuilt from the segments, where the payload type can (``from_segments``)."""
+        assert self.state_type is not None
+        what = "; ".join(problems)
+        rebuild = getattr(self.state_type, "from_segments", None)
+        if rebuild is None:
+            raise StoreError(f"{self.url}: no manifest can be used ({what}), and the "
+                             f"{self.engine} engine's segments cannot be put back together "
+                             f"without one; {self.damaged()}")
+        state, refused = rebuild(self.backend)
+        whole = len(list(state.segments()))
+        folders = ", ".join(f"{folder}/" for folder in type(state).FOLDERS)
+        lost = (f"{what}: the run continues from the {whole:,} whole "
+                f"segment{'' if whole == 1 else 's'} under {folders} (their names say what "
+                "each holds)" + (f", deletes {len(refused):,} partial or repeated ones" if refused
+                                 else "") + " and computes the rest again")
+        return Survey(Manifest(seq, state), lost, unreadable, rebuilt=True, current=current)
 
     def newest(self) -> Manifest:
-        """What the next driver resumes from, read-only: CURRENT's manifest, or a newer
-        complete one that a driver killed between writing it and moving CURRENT left
-        (:meth:`_roll_forward` adopts it)."""
-        return self._read_manifest(self._beyond(self.current().seq)[0])
+        """What the next driver continues from, read-only (:meth:`survey`): CURRENT's
+        manifest, a newer complete one that a driver killed between writing it and
+        moving CURRENT left, or the newest intact one before a damaged one."""
+        return self.survey().manifest
 
     def _acquire_lease(self) -> None:
         """The LOCK as a lease: created only if absent, with this driver's owner token;
@@ -755,6 +874,21 @@ def _being_created(backend: Backend) -> str | None:
     return (f"{backend.url}: another solve is creating a run here right now (pid "
             f"{holder['pid']} on host {holder['host']}); choose another --checkpoint folder, or "
             f"if that solve is gone, delete {backend.url}")
+
+
+#: Why a survey passes over an intact older manifest.
+SUPERSEDED = "needs segments that newer commits superseded and deleted"
+
+
+def _passed_over(passed: list[str]) -> str:
+    """The manifests a survey passed over, newest first: the first named with why, the
+    others counted (with why, where it is the same for all of them)."""
+    more = len(passed) - 1
+    if not more:
+        return passed[0]
+    why = ((SUPERSEDED if more == 1 else SUPERSEDED.replace("needs", "need", 1))
+           if all(SUPERSEDED in text for text in passed[1:]) else "cannot be used either")
+    return f"{passed[0]}, and the {more} older one{'s' if more > 1 else ''} {why}"
 
 
 def _json(data: Any) -> bytes:

@@ -120,12 +120,29 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
 
 
 def status(path: str) -> dict[str, Any]:
-    """State of a stored run from its files alone (no cluster needed)."""
+    """State of a stored run from its files alone (no cluster needed): what a resume
+    continues from and what was lost (``lost``). A finished run is complete whatever
+    became of its manifests, as resume and verify say too: its answer is COMPLETE.json."""
     store = open_store(path)
-    manifest = store.newest()  # what a resume continues from
-    figures = get_engine(store.engine).status(store, manifest)
-    lock = store.locked_by()
     complete = store.completed()
+    try:
+        survey = store.survey()
+    except StoreError:
+        if complete is None:
+            raise
+        survey = None
+    if survey is None:
+        assert complete is not None
+        lost = "its manifests cannot be used; its answer is COMPLETE.json"
+        longest = max(len(part.lstrip("-")) for seat in complete["seats"] for part in seat.split("/"))
+        figures: dict[str, Any] = {"tasks_done": 0, "tasks_total": 0, "progress": f"finished ({lost})",
+                                   "digits": f"{longest:,} digits"}
+        seq, elapsed, bits = -1, 0.0, 0
+    else:
+        lost, manifest = survey.lost, survey.manifest
+        figures = get_engine(store.engine).status(store, manifest)
+        seq, elapsed, bits = manifest.seq, manifest.elapsed, manifest.max_bits
+    lock = store.locked_by()
     done, total = figures["tasks_done"], figures["tasks_total"]
     left = store.lease_left()
     if complete:
@@ -144,12 +161,13 @@ def status(path: str) -> dict[str, Any]:
                  "interrupted (an unreadable LOCK, which the next resume takes over)")
     else:
         state = "interrupted" if done < total or not total else "finished, not verified"
-    return {"store": store.url, "state": state, "engine": store.engine,
+    if lost and not complete:
+        state = f"{state} ({lost})"
+    return {"store": store.url, "state": state, "engine": store.engine, "lost": lost,
             "problem": store.run["problem"], "unknowns": store.run.get("unknowns", 0),
             "size": f"{store.run.get('unknowns', 0):,} unknowns", **figures,
-            "digits_so_far": bits_to_digits(manifest.max_bits),
-            "elapsed_seconds": round(manifest.elapsed, 2), "manifest": manifest.seq,
-            "store_bytes": store.size_bytes(), "lock": lock, "result": complete}
+            "digits_so_far": bits_to_digits(bits), "elapsed_seconds": round(elapsed, 2),
+            "manifest": seq, "store_bytes": store.size_bytes(), "lock": lock, "result": complete}
 
 
 def stored_solution(path: str) -> Solution:
@@ -176,7 +194,12 @@ def verify_stored(path: str, primes: int = 2, seed: int | None = None,
     store, problem = open_run(path)
     driver = get_engine(store.engine)
     complete = store.completed()
-    seats = driver.stored_seats(store, problem)
+    try:
+        seats = driver.stored_seats(store, problem)
+    except StoreError:
+        if complete is None:
+            raise
+        seats = None  # its manifests cannot be used: the answer is COMPLETE.json's (see status)
     if seats is None:
         if complete is None:
             raise StoreError(f"{path} is not finished; continue it with 'ladders resume {path}'")
