@@ -137,7 +137,11 @@ def load(path: str, constants: str | None = None, properties: str | None = None)
     if properties is not None:
         props = _parse_properties(stormpy, properties, model)
     model, props = _instantiate(stormpy, path, model, props, constants)
-    options = stormpy.BuilderOptions(props) if props else stormpy.BuilderOptions()
+    # the properties' expressions become labels (Storm finds their states by them); a
+    # lone formula would also make its target states terminal, unexplored, and the
+    # chain would then hang on how many properties are asked: given twice, it does not
+    options = stormpy.BuilderOptions(props * 2 if len(props) == 1 else props) if props \
+        else stormpy.BuilderOptions()
     options.set_build_all_labels()
     options.set_build_all_reward_models()
     options.set_build_state_valuations()
