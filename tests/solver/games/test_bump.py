@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from examples import truncated
-from ladders.solver.chains.model import ChainBuilder, Chain
+from ladders.solver.chains.model import Chain, ChainBuilder
 from ladders.solver.chains.questions import Question, answers, build_system, plan_question
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.engines.modular import solve_dixon
@@ -61,9 +61,10 @@ def test_nothing_happens_on_the_start() -> None:
     # from 0: a roll of 1 takes the chute 1 -> 0, 2 lands on 2, 3 the ladder 3 -> 4 (the end)
     chain = bump_chain(make_board("safe", 0, 4, 3, "stay", [(1, 0), (3, 4)]), 2)
     at = chain.index
+    # seat 1 down the chute to the start, where seat 2's piece stays
     assert chain.row(at["0,0|1"]) == [(at["0,0|2"], mpq(1, 3)), (at["2,0|2"], mpq(1, 3)),
                                       (at["seat 1 wins"], mpq(1, 3))]
-    # seat 2 back on the start beside seat 1's piece, or onto it (seat 1's goes back)
+    # seat 2 onto seat 1's square (seat 1's piece goes back), down the chute, or home
     assert chain.row(at["2,0|2"]) == [(at["0,2|1"], mpq(1, 3)), (at["2,0|1"], mpq(1, 3)),
                                       (at["seat 2 wins"], mpq(1, 3))]
 
