@@ -571,7 +571,10 @@ class RunStore:
 
     def _locked_roll_forward(self) -> None:
         """:meth:`_roll_forward` once the LOCK is taken; the LOCK given back if the store
-        cannot go on (nothing to hold it for)."""
+        cannot go on (nothing to hold it for). A store opened without its engine's
+        payload type (only to lock it) cannot judge its manifests and leaves them be."""
+        if self.state_type is None:
+            return
         try:
             self._roll_forward()
         except BaseException:
