@@ -46,10 +46,16 @@ if constants:
     model, props = stormpy.instantiate_constants(model, constants, props)
 built = stormpy.build_model[stormpy.Rational](model, props)
 out = {}
+inits = list(built.initial_states)
 for prop in props:
     result = stormpy.model_checking(built, prop, only_initial_states=True)
-    init = built.initial_states[0]
-    value = result.get_value(init) if hasattr(result, "get_value") else result[init]
+    values = [result.get_value(i) if hasattr(result, "get_value") else result[i] for i in inits]
+    # a filter over several initial states, as Storm prints it: "Obtain the maximum of ..."
+    how = str(prop).split("Obtain ", 1)[-1]
+    value = (max(values) if how.startswith("the maximum") else
+             min(values) if how.startswith("the minimum") else
+             sum(values[1:], values[0]) / len(values) if how.startswith("the average")
+             else values[0])
     out[prop.get_name()] = str(value).lower() if isinstance(value, bool) else str(value)
 print(json.dumps({"values": out, "states": built.nr_states, "seconds": time.perf_counter() - t0}))
 """
@@ -114,11 +120,20 @@ def main() -> None:
     parser.add_argument("--max-ref", type=float, default=120.0,
                         help="leave out instances whose 2018 Storm reference took longer")
     parser.add_argument("--models", default=str(QVBS), help="the QVBS folders")
+    parser.add_argument("--instance", action="append", default=[], metavar="MODEL,PROPS[,CONSTANTS]",
+                        help="also a model from elsewhere (e.g. QVBS's herman from the qcomp "
+                             "repository); its answers are compared between the two tools only")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     rows = []
+    extra = []
+    for text in args.instance:
+        model, props, *rest = text.split(",", 2)
+        extra.append({"name": Path(model).stem, "model": model, "props": props,
+                      "constants": rest[0] if rest else "", "reference": {},
+                      "reference_seconds": None})
     print(f"{'instance':22} {'states':>9} {'ladders s':>18} {'storm s':>18} {'storm/ladders':>13}  equal")
-    for inst in instances(Path(args.models), only, args.max_ref):
+    for inst in (instances(Path(args.models), only, args.max_ref) if not extra or only else []) + extra:
         lad_cmd = [sys.executable, "-m", "ladders.cluster.cli", "solve", inst["model"],
                    "--properties", inst["props"], "--json"]
         if inst["constants"]:
@@ -137,8 +152,9 @@ def main() -> None:
             figures["storm"].append(res["wall"])
             storm = json.loads(res["stdout"].strip().splitlines()[-1])  # Storm warns on stdout
             values["storm"], states = storm["values"], storm["states"]
-        equal = all(same(values["ladders"][k], v) and same(v, inst["reference"][k])
-                    for k, v in values["storm"].items() if k in inst["reference"])
+        equal = all(same(values["ladders"][k], v)
+                    and (k not in inst["reference"] or same(v, inst["reference"][k]))
+                    for k, v in values["storm"].items())
         lad, sto = statistics.median(figures["ladders"]), statistics.median(figures["storm"])
         row = {"instance": inst["name"], "states": states, "ladders": figures["ladders"],
                "storm": figures["storm"], "ratio": sto / lad, "equal": equal}

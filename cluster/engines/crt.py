@@ -120,7 +120,10 @@ class CrtEngine(PrimeBatchEngine):
         if request.table:
             values = cols[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
-        return Answer(problem.seats_from_values([c.value for c in cols]),
+        values = [c.value for c in cols]
+        seats = (problem.seats_from_solution(values, lambda k: cols[k].solution())
+                 if getattr(problem, "every", False) else problem.seats_from_values(values))
+        return Answer(seats,
                       certificate_report(cols, work.lifter.rejected), table,
                       {"primes": work.acc.primes, "batches": work.batches(),
                        "modulus_digits": bits_to_digits(work.acc.modulus.bit_length())})

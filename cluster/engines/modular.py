@@ -177,7 +177,9 @@ class ModularEngine(Engine):
         if request.table:
             values = result.columns[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
-        return Answer(problem.seats_from_values(result.values),
+        seats = (problem.seats_from_solution(result.values, lambda k: result.columns[k].solution())
+                 if getattr(problem, "every", False) else problem.seats_from_values(result.values))
+        return Answer(seats,
                       certificate_report(result.columns, result.rejected), table,
                       {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
                        "resumed_from_step": work.resumed_from,

@@ -50,12 +50,18 @@ class Question:
     reward: str | None = None
     text: str = ""
     compare: tuple[str, mpq] | None = None
+    #: ``"min"`` or ``"max"``: the least or greatest value over the start's states
+    #: (PRISM's ``filter(max, ..., "init")`` where a model has several initial states);
+    #: None: the value from the start distribution
+    over: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown question {self.kind!r}; use one of {', '.join(KINDS)}")
         if self.kind != "absorb" and self.target is None:
             raise ValueError(f"a {self.kind} question needs a target label")
+        if self.over not in (None, "min", "max"):
+            raise ValueError(f"over={self.over!r}: use min or max")
 
     def describe(self) -> str:
         """The question in words, for output."""
@@ -82,6 +88,8 @@ class Question:
                                "text": self.text}
         if self.compare is not None:
             out["compare"] = [self.compare[0], str(self.compare[1])]
+        if self.over is not None:
+            out["over"] = self.over
         return out
 
     @classmethod
@@ -90,7 +98,8 @@ class Question:
         compare = data.get("compare")
         return cls(kind=data["kind"], target=data.get("target"), reward=data.get("reward"),
                    text=data.get("text", ""),
-                   compare=None if compare is None else (compare[0], str_to_fraction(compare[1])))
+                   compare=None if compare is None else (compare[0], str_to_fraction(compare[1])),
+                   over=data.get("over"))
 
 
 #: An answer known without solving: the chain misses its target with positive
@@ -304,3 +313,20 @@ def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
     the known ones."""
     solved = dict(zip(plan.columns, values))
     return {name: solved[name] if name in solved else plan.known[name] for name in plan.names}
+
+
+def state_values(chain: Chain, question: Question, plan: Plan, column: int,
+                 solution: list[mpq]) -> list[mpq]:
+    """The answer of ``column`` from each start state, given the system's whole
+    ``solution`` (one value per unknown, in ``plan.unknowns`` order): an unknown's
+    value, or the known value outside ``U`` (1 on the target, 0 elsewhere)."""
+    pos = {int(i): k for k, i in enumerate(plan.unknowns.tolist())}
+    name = plan.columns[column]
+    if question.kind == "absorb" and name != "steps":
+        hit = {_absorbing_by_name(chain, plan, name)}
+    elif question.kind == "reach":
+        hit = set(chain.labels[question.target].tolist())  # type: ignore[index]
+    else:
+        hit = set()
+    return [solution[pos[i]] if i in pos else mpq(1 if i in hit else 0)
+            for i, _ in chain.start]

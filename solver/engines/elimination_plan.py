@@ -160,11 +160,14 @@ def balanced_blocks(costs: list[int], blocks: int) -> tuple[tuple[int, int], ...
     return tuple(out)
 
 
-def symbolic_elimination(system: LinearSystem, order: list[int]) -> tuple[list[list[int]], list[int], int]:
+def symbolic_elimination(system: LinearSystem, order: list[int],
+                         budget: int | None = None) -> tuple[list[list[int]], list[int], int]:
     """Follow the nonzero pattern pivot by pivot (sets of columns, no numbers).
 
     Returns, per position in ``order``: the rows that pivot updates, and its cost (row
-    entries it updates); and the number of fill-in entries.
+    entries it updates); and the number of fill-in entries. With a ``budget``, it stops
+    once the costs add up to more (the lists then stop there): whether the elimination
+    is cheap, asked at the cost of a cheap one.
     """
     n = system.size
     rows = {i: {c for c, _ in system.row(i)} for i in range(n)}
@@ -191,6 +194,10 @@ def symbolic_elimination(system: LinearSystem, order: list[int]) -> tuple[list[l
                 col_rows[c].add(i)
         updated.append(users)
         costs.append(len(users) * (len(pivot) + 1))
+        if budget is not None:
+            budget -= costs[-1]
+            if budget < 0:
+                return updated, costs, fill
     updated.append([])
     costs.append(0)
     return updated, costs, fill

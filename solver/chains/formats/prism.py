@@ -254,7 +254,8 @@ def _chain_builder(path: str, name: str, built: Any) -> tuple[ChainBuilder, list
         builder.start_at(i, mpq(1, len(initial)))
     if len(initial) > 1:
         notes.append(f"{len(initial):,} initial states: the start is each with probability "
-                     f"1/{len(initial):,}, and the answers their average")
+                     f"1/{len(initial):,} (an average over them; filter(min|max) the least or "
+                     "greatest of their values)")
     labeling = built.labeling
     for label in sorted(labeling.get_labels()):
         builder.label(label, list(labeling.get_states(label)))
@@ -344,8 +345,10 @@ def _question(stormpy: ModuleType, path: str, built: Any, builder: ChainBuilder,
     _check_filter(function, compare, kind, len(list(built.initial_states)), where)
     shown_formula = str(formula) if function == "values" else f'filter({function}, {formula}, "init")'
     text = f"{name}: {shown_formula}" if named else shown_formula
+    several = len(list(built.initial_states)) > 1
+    over = function if several and function in ("min", "max") else None
     return Question(kind=kind, target=_target(stormpy, built, builder, target, name),
-                    reward=reward, text=text, compare=compare)
+                    reward=reward, text=text, compare=compare, over=over)
 
 
 def _shape(logic: ModuleType, formula: Any) -> str:
@@ -392,7 +395,8 @@ def _reward_of(built: Any, formula: Any, where: str) -> str:
 def _check_filter(function: str, compare: tuple[str, mpq] | None, kind: str, starts: int,
                   where: str) -> None:
     """Refuse a filter that the value from the start (one initial state, or the average
-    over several) does not answer."""
+    over several), or the least or greatest over several (``min``, ``max``: the
+    question's ``over``), does not answer."""
     if function in ("count", "argmin", "argmax"):
         raise ChainError(f"{where}: filter({function}, ...) asks for states, not a value; use "
                          "filter(values, ...) or no filter")
@@ -400,8 +404,8 @@ def _check_filter(function: str, compare: tuple[str, mpq] | None, kind: str, sta
         raise ChainError(f"{where}: filter({function}, ...) needs a bound (P>=1 [...]); give one")
     if starts == 1:
         return
-    if function == "avg" and compare is None:
-        return
+    if function in ("avg", "min", "max") and compare is None:
+        return  # the average from the start; min and max from every start state's value
     if kind == "reach" and compare is not None and function in _AVERAGE_BOUNDS \
             and (compare[0], compare[1]) in _AVERAGE_BOUNDS[function]:
         return

@@ -262,11 +262,32 @@ def test_several_initial_states(tmp_path: Path) -> None:
     assert "2 initial states" in loaded.chain.notes[0]
     # from x=1: 1/4, from x=2: 1/2
     assert [solve(loaded.chain, q) for q in loaded.questions] == [mpq(3, 8), True, True, False]
-    for prop in ('P=? [F "right"]', 'filter(min, P=? [F "right"], "init")',
-                 'filter(forall, P>=1/2 [F "right"], "init")'):
+    for prop in ('P=? [F "right"]', 'filter(forall, P>=1/2 [F "right"], "init")'):
         with pytest.raises(ChainError, match="has 2 initial states .* ladders answers from their "
                                              "average"):
             load(str(path), constants="N=4", properties=props(tmp_path, prop))
+
+
+def test_the_least_and_greatest_over_several_initial_states(tmp_path: Path) -> None:
+    """filter(min|max, ..., "init") over several initial states: the modular engine
+    gives every unknown, the answer is the least or greatest start's value (from x=1:
+    1/4, from x=2: 1/2), checked; the elimination engine, which keeps only the target,
+    declines it."""
+    pytest.importorskip("stormpy")
+    import ladders
+    path = tmp_path / "walk.prism"
+    path.write_text(WALK)
+    loaded = load(str(path), constants="N=4", properties=props(tmp_path, """
+        "lo": filter(min, P=? [F "right"], "init");
+        "hi": filter(max, P=? [F "right"], "init");
+    """))
+    assert [q.over for q in loaded.questions] == ["min", "max"]
+    lo, hi = ladders.solve_all(loaded)
+    assert (lo.answers, hi.answers) == ({"lo": mpq(1, 4)}, {"hi": mpq(1, 2)})
+    assert lo.engine == "modular" and lo.passed and hi.passed
+    assert lo.seats == (mpq(3, 8), mpq(1, 4))  # the average the bounds check, then the least
+    with pytest.raises(ValueError, match="elimination engine declines"):
+        ladders.solve(loaded, property="hi", engine="elimination")
 
 
 def test_jani_with_its_own_properties_or_a_file(tmp_path: Path, die: Path) -> None:
