@@ -213,6 +213,7 @@ class ChainBuilder:
         self._labels: dict[str, set[int]] = {}
         self._rewards: dict[str, dict[int, mpq]] = {}
         self._transitions = 0
+        self._bulk: tuple[np.ndarray, np.ndarray, Sequence[mpq], np.ndarray] | None = None
 
     # ------------------------------------------------------------------ states
     def state(self, name: str, line: int | None = None) -> int:
@@ -274,6 +275,16 @@ class ChainBuilder:
         if self._row_line[i] is None:
             self._row_line[i] = line
 
+    def entries(self, indptr: np.ndarray, indices: np.ndarray, values: Sequence[mpq],
+                value_ids: np.ndarray) -> None:
+        """Every row at once, in CSR form over the states added so far, each entry's
+        value ``values[value_ids[k]]``; checked by :func:`rows_from_entries` when the
+        chain is built (instead of :meth:`transition`, not beside it)."""
+        if self._transitions:
+            raise ValueError("give the rows either by transition() or by entries(), not both")
+        self._bulk = (np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64),
+                      values, np.asarray(value_ids, dtype=np.int64))
+
     def start_at(self, i: int, probability: mpq = mpq(1), line: int | None = None) -> None:
         """Put ``probability`` of the start distribution on state i."""
         if probability <= 0 or probability > 1:
@@ -304,6 +315,11 @@ class ChainBuilder:
         notes: list[str] = []
         deadlocks: list[int] = []
         n = len(self._names)
+        if self._bulk is not None:
+            indptr, indices, numerators, denominators, empty = rows_from_entries(
+                self.source, self._names, *self._bulk)
+            return self._freeze(indptr, indices, numerators, denominators, empty.tolist(),
+                                notes, board)
         indptr = np.zeros(n + 1, dtype=np.int64)
         indices = np.empty(self._transitions + n, dtype=np.int64)
         numerators = np.empty(self._transitions + n, dtype=np.int64)
@@ -332,6 +348,14 @@ class ChainBuilder:
                 numerators[k] = int(value.numerator) * (den // int(value.denominator))
                 k += 1
             indptr[i + 1] = k
+        return self._freeze(indptr, indices[:k].copy(), numerators[:k].copy(), denominators,
+                            deadlocks, notes, board)
+
+    def _freeze(self, indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
+                denominators: np.ndarray, deadlocks: list[int], notes: list[str],
+                board: object | None) -> Chain:
+        """The :class:`Chain` of checked rows, with its start, labels and rewards."""
+        n = len(self._names)
         if deadlocks:
             shown = ", ".join(repr(self._names[i]) for i in deadlocks[:3])
             more = f" and {len(deadlocks) - 3:,} more" if len(deadlocks) > 3 else ""
@@ -344,7 +368,7 @@ class ChainBuilder:
         rewards = {name: _reward_arrays(values, n, self.source, name)
                    for name, values in sorted(self._rewards.items())}
         return Chain(name=self.name, states=tuple(self._names), indptr=indptr,
-                     indices=indices[:k].copy(), numerators=numerators[:k].copy(),
+                     indices=indices, numerators=numerators,
                      denominators=denominators, start=start, labels=labels, rewards=rewards,
                      notes=tuple(notes), board=board)
 
@@ -371,6 +395,71 @@ def _reward_arrays(values: Mapping[int, mpq], n: int, source: str,
                              "than 62 bits")
         num[i], den[i] = int(value.numerator), int(value.denominator)
     return num, den
+
+
+def rows_from_entries(source: str, states: Sequence[str], indptr: np.ndarray, indices: np.ndarray,
+                      values: Sequence[mpq], value_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A chain's rows from CSR entries whose values are given once each (``values``:
+    the distinct exact values, ``value_ids``: each entry's index into them), checked as
+    :meth:`ChainBuilder.transition` and :meth:`ChainBuilder.build` check rows, in NumPy:
+    the bulk path of sources whose models repeat a few probabilities over millions of
+    transitions (Storm's matrices). Returns ``indptr, indices, numerators,
+    denominators`` of :class:`Chain` (an empty row made absorbing) and the empty rows."""
+    n = len(states)
+    if len(indices) > MAX_TRANSITIONS:
+        raise ChainError(f"{source}: {len(indices):,} transitions, more than the {MAX_TRANSITIONS:,} "
+                         "of one chain")
+    for k, value in enumerate(values):
+        if value < 0 or value > 1:
+            j = int(np.flatnonzero(value_ids == k)[0])
+            i = int(np.searchsorted(indptr, j, side="right") - 1)
+            raise ChainError(f"{source}: the probability {value} from {states[i]!r} to "
+                             f"{states[int(indices[j])]!r} is {'negative' if value < 0 else 'above 1'}")
+    num_of = np.array([int(v.numerator) for v in values], dtype=object)
+    den_of = np.array([int(v.denominator) for v in values], dtype=object)
+    counts = np.diff(indptr)
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    order = np.lexsort((indices, rows))
+    indices, value_ids = indices[order], value_ids[order]
+    same = (np.diff(indices) == 0) & (np.diff(rows) == 0)
+    if np.any(same):
+        j = int(np.flatnonzero(same)[0])
+        raise ChainError(f"{source}: a second transition from {states[int(rows[j])]!r} to "
+                         f"{states[int(indices[j])]!r}; give each transition once")
+    keep = num_of[value_ids] != 0
+    indices, value_ids, rows = indices[keep], value_ids[keep], rows[keep]
+    empty = np.flatnonzero(np.bincount(rows, minlength=n) == 0)
+    # an empty row becomes P(i, i) = 1 (value 1/1, appended and sorted in)
+    if len(empty):
+        rows = np.concatenate([rows, empty])
+        indices = np.concatenate([indices, empty])
+        one = len(values)
+        num_of = np.append(num_of, 1)
+        den_of = np.append(den_of, 1)
+        value_ids = np.concatenate([value_ids, np.full(len(empty), one, dtype=value_ids.dtype)])
+        order = np.lexsort((indices, rows))
+        rows, indices, value_ids = rows[order], indices[order], value_ids[order]
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=new_indptr[1:])
+    # each row's common denominator: the lcm of its values' (Python integers, exact)
+    row_den = np.ones(n, dtype=object)
+    dens = den_of[value_ids]
+    starts = new_indptr[:-1]
+    row_den = np.lcm.reduceat(dens, starts) if len(dens) else row_den
+    nums = num_of[value_ids] * (np.repeat(row_den, np.diff(new_indptr)) // dens)
+    sums = np.add.reduceat(nums, starts) if len(nums) else np.zeros(n, dtype=object)
+    bad = np.flatnonzero(sums != row_den)
+    if len(bad):
+        i = int(bad[0])
+        total = mpq(int(sums[i]), int(row_den[i]))
+        raise ChainError(f"{source}: the transitions from {states[i]!r} sum to {total} "
+                         f"(~{float(total):.6g}), not 1; make them sum to exactly 1")
+    if any(int(d) > MAX_ROW_DENOMINATOR for d in set(row_den.tolist())):
+        i = next(i for i, d in enumerate(row_den.tolist()) if int(d) > MAX_ROW_DENOMINATOR)
+        raise ChainError(f"{source}: the transitions from {states[i]!r} need a common denominator "
+                         f"of {int(row_den[i]).bit_length()} bits; the limit is 62 bits")
+    return (new_indptr, indices.astype(np.int64), nums.astype(np.int64),
+            row_den.astype(np.int64), empty)
 
 
 def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int, mpq]],
