@@ -20,19 +20,42 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--seed", type=click.IntRange(min=0), default=1960, show_default=True, help="Random seed.")
 @click.option("--convergence", is_flag=True,
               help="Also print the error against N beside the exact value (N^-1/2 law).")
+@click.option("--meet", type=click.Choice(["none", "bump"]), default=None,
+              help="Boards: pieces that meet (bump: the joint game, walked as one chain).")
+@click.option("--target", metavar="LABEL", default=None,
+              help="Chain files: the probability of reaching LABEL.")
+@click.option("--properties", metavar="FILE", default=None,
+              help="PRISM and JANI models: a properties file.")
+@click.option("--constants", metavar="N=16,MAX=2", default=None,
+              help="PRISM and JANI models: values of the open constants.")
 @json_option
 def simulate(board: str, rule: str | None, die: int | None, players: int, games: int, seed: int,
-             convergence: bool, as_json: bool) -> None:
+             convergence: bool, meet: str | None, target: str | None, properties: str | None,
+             constants: str | None, as_json: bool) -> None:
     """Monte Carlo estimates with standard errors and 95% intervals (seeded, reproducible).
 
     One player: the mean game length. k players: each seat's win probability from
     simulated races; for two players also the diagonal-squares estimator built from
-    one-player lengths (far smaller error for the same number of games).
+    one-player lengths (far smaller error for the same number of games). A chain file,
+    or a board whose pieces meet (--meet bump): walks of the chain from its start, each
+    answer's estimate (where it ends, the expected steps; --target, --properties).
 
-    Example: ladders simulate hasbro --players 2 --games 100000 --convergence
+    \b
+    Examples:
+      ladders simulate hasbro --players 2 --games 100000 --convergence
+      ladders simulate hasbro -k 2 --meet bump --games 100000
+      ladders simulate docs/examples/ruin.toml --games 100000
     """
+    from ladders.cluster.commands.solve import chain_problems
     from ladders.solver.games.chain import build_chain
     from ladders.solver.checks.simulate import check_games, decade_sizes, error_row, simulate_tally
+    # a chain file, or pieces that meet: one joint chain (--players counts the pieces)
+    problems = chain_problems(board, rule, die, max(players, 2) if meet == "bump" else players,
+                              meet, target, properties, constants)
+    if problems is not None:
+        if convergence:
+            raise click.UsageError("--convergence is for races of pieces that never meet")
+        return simulate_chains(problems, games, seed, as_json)
     chain = build_chain(open_board(board, rule, die))
     check_games(games, players)
     t0 = time.perf_counter()
@@ -83,3 +106,44 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
 
 
 simulate.epilog = EPILOG_BOARD
+
+
+def simulate_chains(problems: list[Any], games: int, seed: int, as_json: bool) -> None:
+    """Walks of each chain question from its start: every probability's share of the
+    walks and the expectation's mean, with standard errors (``Infinity`` where a walk
+    missed the target)."""
+    import math
+
+    from ladders.solver.checks.chain_bounds import question_targets
+    from ladders.solver.checks.simulate_chain import simulate_chain
+    t0 = time.perf_counter()
+    chain = problems[0].chain
+    results = []
+    lines = [f"{chain.name}: {games:,} walks a question (seed {seed})"]
+    for problem in problems:
+        targets = question_targets(chain, problem.question, problem.plan)
+        tally = simulate_chain(chain, problem.question, problem.plan, games, seed,
+                               targets=targets)
+        n = tally.walks
+        answers: dict[str, Any] = {}
+        for k, (name, _) in enumerate(targets.slots):
+            p = int(tally.ended[k]) / n
+            answers[name] = {"estimate": p, "stderr": math.sqrt(p * (1 - p) / n)}
+        if targets.expectation is not None:
+            mean = tally.reward_sum / n
+            var = max(tally.reward_squares / n - mean * mean, 0.0) * n / (n - 1)
+            answers[targets.expectation] = ({"estimate": "Infinity", "stderr": None} if tally.missed
+                                            else {"estimate": mean, "stderr": math.sqrt(var / n)})
+        lines.append(f"{problem.question.describe()}:")
+        for name, a in answers.items():
+            shown = (a["estimate"] if a["stderr"] is None else
+                     f"{a['estimate']:.6f} +- {a['stderr']:.6f}")
+            lines.append(f"  {name} = {shown}")
+        if tally.unfinished:
+            lines.append(f"  ({tally.unfinished:,} walks unfinished"
+                         + (f": {tally.stopped})" if tally.stopped else ")"))
+        results.append({"question": problem.question.describe(), "walks": n,
+                        "unfinished": tally.unfinished, "missed": tally.missed,
+                        "answers": answers})
+    emit({"chain": chain.name, "seed": seed, "results": results,
+          "seconds": round(time.perf_counter() - t0, 3)}, as_json, "\n".join(lines))

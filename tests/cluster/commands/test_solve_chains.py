@@ -1,0 +1,105 @@
+"""``ladders solve`` and ``ladders simulate`` on chains: files, --target, pieces that meet,
+Infinity, the engines' declarations, and a chain run stored, stopped and resumed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ladders.solver.exact import mpq, str_to_fraction
+
+ROOT = Path(__file__).resolve().parents[3]
+RUIN = ROOT / "docs" / "examples" / "ruin.toml"
+
+
+def ladders(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", *args],
+                          capture_output=True, text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def answers(out: str) -> list[dict[str, str]]:
+    data = json.loads(out)
+    return [{name: a["exact"] for name, a in r["answers"].items()} for r in data["results"]]
+
+
+def test_a_chain_file_where_it_ends_and_the_expected_steps() -> None:
+    proc = ladders("solve", str(RUIN), "--json")
+    assert answers(proc.stdout) == [{"broke": "4/5", "rich": "1/5", "steps": "18/5"}]
+    result = json.loads(proc.stdout)["results"][0]
+    assert result["verified"]["passed"] and result["engine"] == "elimination"
+    reach = ladders("solve", str(RUIN), "--target", "rich", "--json", "--engine", "modular")
+    assert answers(reach.stdout) == [{'P=? [F "rich"]': "1/5"}]
+    human = ladders("solve", str(RUIN)).stdout
+    assert "broke = 0.8   (4/5)" in human and "verified" in human
+
+
+def test_infinity_where_the_chain_may_never_end(tmp_path: Path) -> None:
+    trap = tmp_path / "trap.toml"
+    trap.write_text('start = "s"\n[transitions]\ns = { end = "1/2", t1 = "1/2" }\n'
+                    't1 = { t2 = 1 }\nt2 = { t1 = 1 }\n[labels]\nend = ["end"]\n')
+    proc = ladders("solve", str(trap), "--json")
+    assert answers(proc.stdout) == [{"end": "1/2", "steps": "Infinity"}]
+    missed = ladders("solve", str(trap), "--target", "end", "--json")
+    assert answers(missed.stdout) == [{'P=? [F "end"]': "1/2"}]
+
+
+def test_pieces_that_meet_are_a_chain_the_series_engine_declines() -> None:
+    proc = ladders("solve", "tiny10", "--meet", "bump", "--json")
+    (found,) = answers(proc.stdout)
+    seats = [str_to_fraction(found["seat 1 wins"]), str_to_fraction(found["seat 2 wins"])]
+    assert sum(seats, mpq(0)) == 1
+    assert answers(ladders("solve", "tiny10", "--meet", "bump", "--json", "--engine",
+                           "modular").stdout) == [found]
+    refused = ladders("solve", "tiny10", "--meet", "bump", "--engine", "series", check=False)
+    assert refused.returncode == 2
+    assert "series engine declines" in refused.stderr and "never meet" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_bad_flags_are_named() -> None:
+    proc = ladders("solve", "tiny10", "--target", "goal", check=False)
+    assert proc.returncode == 2 and "--target are for chain files" in proc.stderr
+    proc = ladders("solve", str(RUIN), "--rule", "bounce", check=False)
+    assert proc.returncode == 2 and "--rule are for boards" in proc.stderr
+    proc = ladders("solve", str(RUIN), "--target", "nowhere", check=False)
+    assert proc.returncode != 0 and "no label 'nowhere'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_chain_run_is_stored_and_resumed(tmp_path: Path) -> None:
+    store = tmp_path / "run"
+    first = ladders("solve", str(RUIN), "--engine", "crt", "--executor", "serial",
+                    "--checkpoint", str(store), "--json")
+    assert answers(first.stdout) == [{"broke": "4/5", "rich": "1/5", "steps": "18/5"}]
+    run = json.loads((store / "run.json").read_text())
+    assert run["problem"]["kind"] == "chain"
+    assert run["problem"]["source"]["path"] == str(RUIN.resolve())
+    status = ladders("status", str(store)).stdout
+    assert str(RUIN.resolve()) in status and "complete" in status
+    verified = ladders("verify", str(store))
+    assert "broke = 0.8" in verified.stdout and "verified" in verified.stdout
+
+
+def test_simulate_a_chain() -> None:
+    data = json.loads(ladders("simulate", str(RUIN), "--games", "20000", "--json").stdout)
+    est = data["results"][0]["answers"]
+    for name, exact in (("broke", 0.8), ("rich", 0.2), ("steps", 3.6)):
+        assert abs(est[name]["estimate"] - exact) < 5 * est[name]["stderr"]
+
+
+def test_the_api_and_the_cli_agree() -> None:
+    import ladders as api
+    out = api.solve(api.load_chain(str(RUIN)))
+    assert out.answers == {"broke": mpq(4, 5), "rich": mpq(1, 5), "steps": mpq(18, 5)}
+    assert out.passed
+    assert answers(ladders("solve", str(RUIN), "--json").stdout)[0] == {
+        k: f"{v.numerator}/{v.denominator}" for k, v in out.answers.items()}
+    with pytest.raises(ValueError, match="target= and property= are for chains"):
+        api.solve("tiny10", target="goal")
