@@ -6,8 +6,8 @@ For each number of players k: the CPU time of one prime (one core, primes of the
 the run uses: ``ntt_primes`` at the plan's two-adicity, 2 mod 3 for three players), the
 residues of every seat at those primes (which must be equal, ``==``, between the two
 kernels where both ran the same primes), and what
-``ladders plan`` predicts for a prime of this tree (``series_figures``: measured on
-3-player primes and scaled by the cost model), with the ratio of the prediction to the
+``ladders plan`` predicts for a prime of this tree (``series_figures``: the calibrated
+cost model, ``SERIES_UNIT_SECONDS``), with the ratio of the prediction to the
 measurement. Issue 26's targets: 4 players <= 8 ms, 5 players <= 0.25 s, 6 players
 <= 0.5 s a prime; the plan within 1.5x of the measurement for k = 3, 4, 5.
 

@@ -1,18 +1,16 @@
 """Sizing a race before solving it: unknowns, nonzeros, digits, and what each engine costs.
 
-Everything here is cheap (no exact solve). The figures that are *measured fits* on this
-project's 2-core machine are named constants below, with the data behind them in
-docs/frontier.md; the estimates are only as good as those fits.
+Everything here is cheap (no exact solve, no prime of the series engine). The figures
+that are *measured fits* on this project's 2-core machine are named constants below,
+with the data behind them in docs/frontier.md; the estimates are only as good as those
+fits. Times are CPU time on an idle core (``time.process_time``), never the wall clock:
+a busy machine does not move them.
 
-Digits. An answer's denominator comes from the strongly connected part of the system:
-a race state can recur only if every player sits on a square that can recur (one that a
-chute leads back to). With m such squares for one player, and ``d1`` digits in the
-denominator of the one-player expected length L (a cheap exact solve), the measured
-digits of the k-player denominator are close to ``FIT * d1 * C(m + k - 1, k) / m``:
-the recurrent multisets, each worth about ``d1 / m`` digits. FIT = 1.8; over 13 solved
-races (hasbro cut at 20..100 with 2 and 3 players, tiny10 with 2, 3, 4) the ratio of
-measured to ``d1 C(m+k-1, k) / m`` ranged from 0.7 to 2.4, so read the estimate as
-"within a factor of 3".
+Digits. One estimate of the answer's size serves every engine, the plan's headline and
+the refusals (:func:`digits_estimate`): the series engine's fit, 0.93 of the resultant
+bound on the denominators (within 0.2 % on hasbro for 2 to 4 players; boards whose
+chutes cancel come out smaller, up to ten times on toy boards, so on those it is an
+upper estimate).
 
 Modular engine. Lifting needs ``(2 digits log2(10) + 64) / log2(p)`` steps per
 right-hand side to reconstruct, the certificate ``digits log2(10) / log2(p)`` more;
@@ -27,12 +25,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ladders.solver.games.chain import AbsorbingChain, one_player_stats
+from ladders.solver.games.chain import AbsorbingChain
 from ladders.solver.games.race import race_unknowns
 from ladders.solver.system import LinearSystem, pivot_order
 
-#: Measured digits per recurrent race state, in units of d1 / m (module docstring).
-FIT = 1.8
 #: Measured cost of one lifting step per nonzero of L + U + A (2-core machine, one core).
 NS_PER_NONZERO = 3.0
 #: Bits of the answer one lifting step or one prime adds (primes just below 2^28).
@@ -72,7 +68,8 @@ class RaceSize:
     unknowns: int
     nonzeros: int        # exact for small systems, else estimated from sampled rows
     nonzeros_exact: bool
-    digits: int          # estimated digits of the denominator (and of the numerator)
+    digits: int          # estimated digits of the denominator (and of the numerator):
+                         # :func:`digits_estimate`
     columns: int         # right-hand sides the engines solve
 
     @property
@@ -137,9 +134,16 @@ def race_size(chain: AbsorbingChain, players: int, sample: int = 2000, seed: int
                 if math.sqrt(var / len(counts)) <= SAMPLE_PRECISION * mean:
                     break
         nonzeros, exact = round(sum(counts) / len(counts) * unknowns), False
-    d1 = len(str(one_player_stats(chain).expected_length.denominator))
-    digits = max(k * d1, round(FIT * d1 * math.comb(m + k - 1, k) / max(m, 1)))
-    return RaceSize(k, formulation, n, m, unknowns, nonzeros, exact, digits, columns)
+    return RaceSize(k, formulation, n, m, unknowns, nonzeros, exact,
+                    digits_estimate(chain, k), columns)
+
+
+def digits_estimate(chain: AbsorbingChain, players: int) -> int:
+    """Digits expected in each seat's numerator and denominator: the series engine's
+    fit (:func:`~ladders.solver.engines.series.expected_digits`; module docstring), the
+    one estimate of ``ladders plan``, the engines' rows and the solve's refusals."""
+    from ladders.solver.engines.series import chain_data, expected_digits
+    return expected_digits(chain_data(chain), players)
 
 
 def modular_seconds(size: RaceSize, lu_nonzeros: int, factor_seconds: float) -> float:
@@ -173,19 +177,12 @@ SERIES_PRIME_BITS = 61.5
 SERIES_OVERSHOOT = 1.02
 
 
-#: Modelled multiply-adds of one prime (:func:`ladders.solver.engines.series.split_cost`)
-#: up to which ``ladders plan`` runs primes of the problem itself (about a second);
-#: beyond it, the time per modelled operation is measured on the 3-player race of the
-#: same chain and scaled (hasbro: 1.1e6 for 3 players, 3.0e6 for 4, 5.0e7 for 5, 1.5e8
-#: for 6).
-SERIES_MEASURE_LIMIT = 2e8
-
-
 #: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
 #: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-26 09:30 UTC, hasbro
-#: with 3 to 6 players measured 1.82, 4.84, 81.5 and 242 ms a prime where the model at
-#: this unit says 1.93, 5.07, 84.8 and 250 (a plan scales its own measurement of
-#: 3-player primes by the model).
+#: with 3 to 6 players measured 1.82, 4.84, 81.5 and 242 ms a prime of CPU where the
+#: model at this unit says 1.93, 5.07, 84.8 and 250. ``ladders plan`` and the solve's
+#: forecast both use it: a prime timed by the plan itself moved 5 to 15 times with the
+#: machine's load (issue 40).
 SERIES_UNIT_SECONDS = 1.7e-9
 
 
@@ -220,10 +217,10 @@ def series_driver_bytes(data: Any, players: int) -> float:
 
 def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
     """The series engine's run from the cost model alone, in no time (no prime is run):
-    ``primes``, ``seconds_per_prime`` (one core, :data:`SERIES_UNIT_SECONDS`),
+    ``primes``, ``seconds_per_prime`` (CPU of one core, :data:`SERIES_UNIT_SECONDS`),
     ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`).
-    ``ladders plan`` measures instead (:func:`series_figures`); this is what a solve
-    states before it starts and what decides that a run is out of reach."""
+    What a solve states before it starts, what decides that a run is out of reach, and
+    the figures of ``ladders plan`` (:func:`series_figures`): one figure everywhere."""
     from ladders.solver.engines.series import chain_data, choose_split, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)
@@ -232,50 +229,41 @@ def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0}
 
 
-def _seconds_per_prime(plan: Any, sample: int) -> float:
-    """Seconds of one prime of ``plan``, measured on ``sample`` primes after one that
-    loads (or compiles) the kernel."""
-    from ladders.solver.engines.series import prime_sequence
-    batch = prime_sequence(1, sample + 1, plan.two_adicity, plan.multiple)
-    plan.residues(batch[:1])
-    t0 = time.perf_counter()
-    plan.residues(batch[1:])
-    return (time.perf_counter() - t0) / sample
-
-
-def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
-                   sample: int = 8) -> dict[str, Any]:
-    """The series engine's plan: degrees, digits and primes expected, and the time of a
-    prime: measured on ``sample`` primes of the problem when the cost model calls it
-    cheap, else measured on the 3-player race of the same chain and scaled by the model
-    (so that a plan of 5 or 6 players does not run minutes of primes)."""
-    from ladders.solver.engines.series import choose_split, expected_digits, plan_series, split_cost
+def series_figures(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str, Any]:
+    """The series engine's plan: degrees, digits and primes expected, the CPU time of a
+    prime and the driver's memory, all from :func:`series_forecast` (the calibrated
+    model: no prime is run, so no kernel is compiled), and the seconds on ``workers``."""
+    from ladders.solver.engines.series import plan_series
     plan = plan_series(chain, players)
-    data = plan.data
-    digits = expected_digits(data, players)
+    digits = digits_estimate(chain, players)
     if players == 2:
         return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,
                 "seconds": 0.0, "how": "over Q in this process (flint), no primes"}
-    primes = series_primes(data, players)
-    cost = split_cost(choose_split(data, players))
-    measured = cost <= SERIES_MEASURE_LIMIT
-    if measured:
-        per = _seconds_per_prime(plan, sample)
-    else:
-        small = plan_series(chain, 3)
-        per = _seconds_per_prime(small, sample) * cost / split_cost(choose_split(data, 3))
+    fc = series_forecast(chain, players)
+    primes = int(fc["primes"])
     return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
-            "digits_estimate": digits, "primes": primes, "ms_per_prime": round(1000 * per, 3),
-            "ms_measured": measured, "seconds": round(primes * per / workers, 1),
-            "bytes": int(series_driver_bytes(data, players)),
+            "digits_estimate": digits, "primes": primes,
+            "ms_per_prime": round(1000 * fc["seconds_per_prime"], 3),
+            "core_seconds": round(fc["core_seconds"], 1),
+            "seconds": round(fc["core_seconds"] / workers, 1),
+            "bytes": int(fc["driver_bytes"]),
             "how": f"{primes:,} primes of {SERIES_PRIME_BITS} bits on {workers} workers"}
 
 
 #: Terms (unknowns x moves per square ^ players) up to which ``ladders plan`` builds the
-#: system to measure it: building is pure Python, about a microsecond a term (5 players
-#: on 15 squares: 11,628 unknowns but 90 million terms, minutes).
+#: system to measure it: building is pure Python (5 players on 15 squares: 11,628
+#: unknowns but 90 million terms, minutes).
 BUILD_LIMIT = 5e6
+#: CPU seconds of one term of that build: tiny10 with 5 players, 1.27 million terms in
+#: 1.16 s; with 6, 12.0 million in 12.4 s (2026-11-26).
+BUILD_SECONDS_PER_TERM = 1.0e-6
+
+
+def build_terms(chain: AbsorbingChain, players: int) -> float:
+    """Terms the race system's build enumerates: unknowns x moves per square ^ players."""
+    mean_moves = sum(len(m) for m in chain.moves) / max(len(chain.moves), 1)
+    return race_unknowns(len(chain.states), players) * mean_moves ** players
 #: Most unknowns of a system ``ladders plan`` builds and factors or plans symbolically.
 MEASURE_UNKNOWNS = 20_000
 
@@ -284,7 +272,7 @@ MEASURE_UNKNOWNS = 20_000
 class Measured:
     """The race's size, and what building its system measured where that is cheap
     (:data:`BUILD_LIMIT`): the system itself, the fill of L + U modulo a prime and
-    the seconds of that factorization; else lower bounds (no fill assumed)."""
+    the CPU seconds of that factorization; else lower bounds (no fill assumed)."""
 
     size: RaceSize
     system: LinearSystem | None
@@ -306,9 +294,8 @@ def measure(chain: AbsorbingChain, players: int) -> Measured:
     if key in _MEASURED and _MEASURED[key][0] is chain:
         return _MEASURED[key][1]
     size = race_size(chain, players)
-    mean_moves = sum(len(m) for m in chain.moves) / max(len(chain.moves), 1)
     out = Measured(size, None, size.nonzeros, size.nonzeros * NS_PER_NONZERO * 1e-9 * 4)
-    if size.unknowns <= MEASURE_UNKNOWNS and size.unknowns * mean_moves ** players <= BUILD_LIMIT:
+    if size.unknowns <= MEASURE_UNKNOWNS and build_terms(chain, players) <= BUILD_LIMIT:
         from ladders.solver.engines.modular import Lifter
         from ladders.solver.games.race import race_system
         system = race_system(chain, players)
@@ -316,9 +303,9 @@ def measure(chain: AbsorbingChain, players: int) -> Measured:
         # load the compiled kernels on a 1 x 1 system, so the timing below is the factorization
         Lifter.factor(LinearSystem.from_rows([[(0, 1)]], [0], [(0,)], 0, "warm-up"), [0],
                       random.Random(0))
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         lifter = Lifter.factor(system, order, random.Random(1))
-        out = Measured(size, system, lifter.lu.nnz, time.perf_counter() - t0)
+        out = Measured(size, system, lifter.lu.nnz, time.process_time() - t0)
     _MEASURED[key] = (chain, out)
     return out
 
@@ -331,6 +318,15 @@ def modular_figures(chain: AbsorbingChain, players: int) -> dict[str, Any]:
                                                                    m.factor_seconds), 1),
             "bytes": modular_bytes(m.size, m.lu_nonzeros), "lower_bound": not m.measured,
             "lu_nonzeros": m.lu_nonzeros, "factor_seconds": round(m.factor_seconds, 3)}
+
+
+def modular_memory_seconds(chain: AbsorbingChain, players: int) -> float:
+    """CPU seconds of the modular engine's solve in this process, the build of the race
+    system included (:data:`BUILD_SECONDS_PER_TERM`): what a cross-check by it costs
+    (tiny10 with 6 players: 12 s to build, 1 s to solve)."""
+    m = measure(chain, players)
+    return (build_terms(chain, players) * BUILD_SECONDS_PER_TERM
+            + modular_seconds(m.size, m.lu_nonzeros, m.factor_seconds))
 
 
 def crt_figures(chain: AbsorbingChain, players: int, workers: int) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
@@ -20,18 +22,22 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     """Dry run: how big an exact race is and what each engine would cost, before solving.
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
-    rows; the digits of the answer come from a measured fit (see
+    rows; the digits of the answer come from one measured fit for every engine (see
     ladders/solver/estimate.py). Systems up to 20,000 unknowns that are quick to
     build (5 million terms) are factored once modulo a prime to measure the fill and
-    the factorization time; the others get lower bounds (no fill assumed). Each engine
-    gives its own row, and the verdict names the preferred engine that can do the solve.
+    the factorization's CPU time; the others get lower bounds (no fill assumed). The
+    series engine's row is its calibrated cost model, the figures 'ladders solve'
+    states before a long run. Times are CPU time on an idle core, whatever the load;
+    a note says when the machine is busy. Each engine gives its own row, the verdict
+    names the preferred engine that can do the solve, and 'checks' the cross-check
+    its run spends after the answer.
 
     \b
     Examples:
       ladders plan hasbro --players 3
       ladders plan hasbro --players 2 --json
     """
-    from ladders.cluster.engines import engines, verdict
+    from ladders.cluster.engines import busy_note, engines, human_seconds, verdict
     from ladders.solver.estimate import race_figures
     from ladders.solver.games.chain import build_chain
     from ladders.solver.problem import Problem
@@ -39,35 +45,38 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
     rows = {name: engine.plan(chain, players, workers) for name, engine in engines().items()}
-    order = sorted((pref, name) for name, e in engines().items()
-                   if (pref := e.preference(problem)) is not None)
-    data["verdict"] = verdict(rows, order_names(order), workers)
+    order = order_names(sorted((pref, name) for name, e in engines().items()
+                               if (pref := e.preference(problem)) is not None))
+    data["verdict"] = verdict(rows, order, workers)
     for name, row in rows.items():
         data[name] = {k: v for k, v in row.figures.items() if k != "size"}
+    chosen = next((name for name in order if f"the {name} engine" in data["verdict"]), None)
+    data["cross_check"] = cross_figures(problem, chosen)
     bound = "" if data["lu_measured"] else "at least "
-    # one estimate of the answer's size: that of the engine the verdict names, where it
-    # makes one (the series engine's fit came within 0.2 % on hasbro), else the
-    # race system's fit
-    chosen = next((name for name in order_names(order) if f"the {name} engine" in data["verdict"]
-                   and "digits_estimate" in rows[name].figures), None)
-    if chosen is not None:
-        data["digits_estimate"] = rows[chosen].figures["digits_estimate"]
-        how = f"the {chosen} engine's fit"
-    else:
-        how = "measured fit of the race system, within a factor of 3"
-    data["digits_from"] = chosen or "race system"
     digits = data["digits_estimate"]
     width = max(len(name) for name in rows) + 2
     lines = [f"{chain.board.name}, {players} players ({data['formulation']} formulation)",
              f"  {'one player':<{width}}{data['states']} squares, {data['recurrent_states']} of them can recur",
              f"  {'unknowns':<{width}}{data['unknowns']:,}",
              f"  {'nonzeros':<{width}}{'' if data['nonzeros_exact'] else '~'}{data['nonzeros']:,}",
-             f"  {'digits':<{width}}~{digits:,} over ~{digits:,} ({how})",
+             f"  {'digits':<{width}}~{digits:,} over ~{digits:,} (the series engine's fit, "
+             "for every engine)",
              f"  {'L + U':<{width}}{bound}{data['lu_nonzeros']:,} nonzeros"
-             + (f" (factored mod p in {data['factor_seconds']:.2f} s)" if data["lu_measured"]
+             + (f" (factored mod p in {data['factor_seconds']:.2f} s of CPU)" if data["lu_measured"]
                 else " (too big to factor for a plan)")]
     lines += [f"  {name:<{width}}{row.text}" for name, row in rows.items()]
     lines.append(f"  {'verdict':<{width}}{data['verdict']}")
+    cross = data["cross_check"]
+    if cross is not None:
+        lines.append(f"  {'checks':<{width}}" + (
+            f"the cross-check by the {cross['engine']} engine is skipped ({cross['skipped']})"
+            if "skipped" in cross else
+            f"the cross-check by the {cross['engine']} engine, its solve in this process after "
+            f"the answer: ~{human_seconds(cross['seconds'])} of CPU" if cross["seconds"] is not None
+            else f"the cross-check by the {cross['engine']} engine (not estimated)"))
+    data["busy"] = busy_note()
+    if data["busy"]:
+        lines.append(f"  {'note':<{width}}{data['busy']}")
     emit(data, as_json, "\n".join(lines))
 
 
@@ -77,3 +86,19 @@ plan.epilog = EPILOG_BOARD
 def order_names(order: list[tuple[float, str]]) -> list[str]:
     """The engines' names, most preferred first."""
     return [name for _, name in order]
+
+
+def cross_figures(problem: Any, chosen: str | None) -> dict[str, Any] | None:
+    """The cross-check a run of the engine ``chosen`` spends after its answer (the
+    in-memory solve of the engine it names, :meth:`~ladders.cluster.engines.Engine.run_cross`):
+    its engine and CPU seconds (None: not estimated), or why the run skips it; None
+    when the run has none."""
+    from ladders.cluster.engines import get_engine
+    checker = None if chosen is None else get_engine(chosen).run_cross(problem)
+    if checker is None:
+        return None
+    skip = checker.cross_skip(problem)
+    if skip is not None:
+        return {"engine": checker.name, "skipped": skip}
+    seconds = checker.memory_seconds(problem)
+    return {"engine": checker.name, "seconds": None if seconds is None else round(seconds, 1)}

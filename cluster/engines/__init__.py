@@ -291,6 +291,12 @@ class Engine(abc.ABC):
         """Why :meth:`seats_in_memory` would take too long to cross-check ``problem``."""
         return None
 
+    def memory_seconds(self, problem: Problem) -> float | None:
+        """About how many CPU seconds :meth:`seats_in_memory` takes for ``problem``,
+        from the plan's cost model (None: not estimated): what ``ladders plan`` shows
+        for the cross-check of a run that compares with this engine."""
+        return None
+
     def recheck(self, problem: Problem, seats: list[mpq], primes: int,
                 seed: int | None) -> dict[str, Any] | None:
         """``ladders verify``'s check at ``primes`` fresh primes for a race whose system
@@ -399,6 +405,26 @@ def system_too_big(size: Any) -> str | None:
     return (f"its system of {size.unknowns:,} unknowns and ~{size.nonzeros:,} nonzeros needs at "
             f"least {need / 1e9:,.0f} GB before any fill, more than the {MACHINE_BYTES / 1e9:,.0f} GB "
             "of one machine")
+
+
+#: Wall seconds under which a process is too young to tell a busy machine by.
+BUSY_WALL = 0.2
+
+
+def busy_note() -> str | None:
+    """What ``ladders plan`` and a solve's forecast add when this process got under half
+    of its life as CPU: the machine is busy, so a run takes longer than the figures,
+    which are CPU time on an idle core (the bounds say so the same way when their budget
+    ran out). None otherwise."""
+    import time
+
+    import psutil
+    wall = time.time() - psutil.Process().create_time()
+    cpu = time.process_time()
+    if wall < BUSY_WALL or cpu >= wall / 2:
+        return None
+    return (f"the machine is busy: this process got {cpu:.1f} s of CPU in {wall:.1f} s; the "
+            "figures are CPU time on an idle core, and a run here now takes longer")
 
 
 def human_seconds(seconds: float) -> str:

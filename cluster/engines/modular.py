@@ -203,6 +203,14 @@ class ModularEngine(Engine):
             return f"{problem.unknowns:,} unknowns: the modular engine takes long here"
         return None
 
+    def memory_seconds(self, problem: Problem) -> float | None:
+        """The race system's build and the plan's lifting estimate (a lower bound
+        where the fill was not measured); None for a chain question."""
+        if not problem.independent:
+            return None
+        from ladders.solver.estimate import modular_memory_seconds
+        return modular_memory_seconds(problem.chain, problem.players)
+
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:
         from ladders.solver.engines.modular import Interrupted, solve_dixon

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ladders.cluster.engines import (CLUSTER_SIZES, DAY, Answer, Engine, PlanRow,
-                                     SolveRequest, get_engine, human_seconds)
+                                     SolveRequest, busy_note, get_engine, human_seconds)
 from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, batch_option
 from ladders.cluster.loops import Item, OneStep
 
@@ -340,14 +340,15 @@ class SeriesEngine(PrimeBatchEngine):
         if fc["core_seconds"] < 600:
             return None
         text = (f"the plan: about {fc['primes']:,} primes at about "
-                f"{1000 * fc['seconds_per_prime']:,.1f} ms each (one core), ")
+                f"{1000 * fc['seconds_per_prime']:,.1f} ms of CPU each (the cost model), ")
         text += (f"{human_seconds(fc['core_seconds'] / workers)} on {workers} workers"
                  if workers else f"{fc['core_seconds'] / 3600:,.0f} core-hours")
         if fc["core_seconds"] / (workers or 1) > DAY:
             text += f"; {math.ceil(fc['core_seconds'] / DAY):,} workers bring it to about a day"
             if workers:
                 text += " (--scheduler: see 'Running on a cluster' in docs/guide.md)"
-        return text
+        busy = busy_note()
+        return text + (f"; {busy}" if busy else "")
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.solver.estimate import series_figures
@@ -355,10 +356,10 @@ class SeriesEngine(PrimeBatchEngine):
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
             return PlanRow(f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['how']}", fig, 0.0)
-        how = "measured" if fig["ms_measured"] else "scaled from 3 players"
         text = (f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['primes']:,} primes at "
-                f"{fig['ms_per_prime']:.1f} ms ({how}): {human_seconds(fig['seconds'])} on "
-                f"{workers} workers")
+                f"{fig['ms_per_prime']:,.1f} ms of CPU (the cost model): "
+                f"{human_seconds(fig['seconds'])} on {workers} workers; its driver "
+                f"~{fig['bytes'] / 1e9:,.1f} GB")
         blocked = run_needs(fig["primes"], fig["ms_per_prime"] / 1000, fig["bytes"])
         return PlanRow(text, fig, fig["seconds"], scales=True, blocked=blocked)
 
