@@ -196,3 +196,27 @@ def test_a_stop_during_the_final_checks_skips_the_cross_check() -> None:
     assert cross["skipped"] and cross["reason"] == "stopped before it finished (Ctrl-C or SIGTERM)"
     assert out.verified["certificate"]["check"] == "confirmation"
     assert out.verified["certificate"]["passed"] and out.verified["bounds"]["passed"]
+
+
+def test_status_of_prime_batch_runs_names_its_digits_and_sizes(tmp_path) -> None:
+    # issue 40: a crt run's status said "0 unknowns" and tasks_total 0 where the solve
+    # said 120 unknowns and 1 batch; its digits (the whole modulus) read as twice the
+    # progress line's (what N or D can reach)
+    from ladders.solver.exact import bits_to_digits
+    crt = tmp_path / "crt"
+    solved = finish(["solve", "tiny10", "-k", "3", "--engine", "crt", "--checkpoint", str(crt),
+                     "--executor", "serial"])
+    st = finish(["status", str(crt)])
+    assert st["unknowns"] == 120 and st["size"] == "120 unknowns"
+    assert st["tasks_done"] == st["tasks_total"] == solved["tasks"]["total"] == 1
+    bits = open_store(str(crt)).current().max_bits
+    assert st["digits"] == (f"N and D up to {bits_to_digits(bits // 2):,} digits each, from a "
+                            f"modulus of {bits_to_digits(bits):,} digits")
+    # three players of the series engine: the fractions come over the denominator
+    # multiple, so they may be as long as the whole modulus
+    series = tmp_path / "series"
+    finish(["solve", "tiny10", "-k", "3", "--checkpoint", str(series), "--executor", "serial"])
+    st = finish(["status", str(series)])
+    whole = bits_to_digits(open_store(str(series)).current().max_bits)
+    assert st["digits"] == f"N and D up to {whole:,} digits each, from a modulus of {whole:,} digits"
+    assert st["tasks_done"] == st["tasks_total"] == 1

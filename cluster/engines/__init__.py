@@ -433,6 +433,16 @@ def human_seconds(seconds: float) -> str:
         if seconds >= width:
             return f"{seconds / width:,.1f} {unit}"
     return f"{seconds:.1f} s"
+def reach_digits(fraction_bits: int, modulus_bits: int) -> str:
+    """``status``'s digits of a run whose modulus grows (primes, p-adic steps): the
+    digits a numerator or denominator can have so far, which the progress line shows,
+    then the modulus they come from (about twice as many: both halves of a fraction
+    must fit in it), so that the two figures do not read as a contradiction."""
+    from ladders.solver.exact import bits_to_digits
+    return (f"N and D up to {bits_to_digits(fraction_bits):,} digits each, from a modulus of "
+            f"{bits_to_digits(modulus_bits):,} digits so far")
+
+
 
 
 def verdict(rows: dict[str, PlanRow], order: list[str], workers: int) -> str:

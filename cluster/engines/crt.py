@@ -19,7 +19,7 @@ from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, b
 
 if TYPE_CHECKING:
     from ladders.checkpoints.segments import SegmentRef
-    from ladders.checkpoints.store import RunStore
+    from ladders.checkpoints.store import Manifest, RunStore
     from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
@@ -109,6 +109,20 @@ class CrtEngine(PrimeBatchEngine):
 
     def default_batch(self, problem: Problem) -> int:
         return BATCH_PRIMES
+
+    def run_fields(self, problem: Problem) -> dict[str, Any]:
+        """The size of the system, for ``ladders status``."""
+        return {"unknowns": problem.system.size, "nonzeros": problem.system.nnz}
+
+    def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
+        """The batch figures, and the system's size (run.json; a store written before
+        it recorded it, from the problem: its unknowns are counted, not built)."""
+        unknowns = store.run.get("unknowns")
+        if not isinstance(unknowns, int):
+            from ladders.solver.problem import problem_from_json
+            unknowns = problem_from_json(store.run["problem"]).unknowns
+        return {**super().status(store, manifest), "unknowns": unknowns,
+                "size": f"{unknowns:,} unknowns"}
 
     def answer(self, work: CrtWork, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.solver.engines.modular import certificate_report

@@ -186,7 +186,7 @@ class ModularEngine(Engine):
                        "stages": {k: round(v, 3) for k, v in result.seconds.items()}})
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        from ladders.solver.exact import bits_to_digits
+        from ladders.cluster.engines import reach_digits
         done = int(store.completed() is not None)
         state = manifest.state
         certified = len(state.columns)  # type: ignore[attr-defined]
@@ -195,7 +195,7 @@ class ModularEngine(Engine):
                 "columns_done": certified,
                 "progress": "solved" if done else
                 f"right-hand side {column + 1}: {steps:,} lifting steps ({certified} certified)",
-                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+                "digits": reach_digits(manifest.max_bits // 2, manifest.max_bits)}
 
     def cross_skip(self, problem: Problem) -> str | None:
         """Systems beyond :data:`CROSS_LIMIT` unknowns take minutes to hours here."""

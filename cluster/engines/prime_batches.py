@@ -74,15 +74,25 @@ class PrimeBatchEngine(Engine):
         return self.work_type(store)
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        """How many batches a run takes is known only when its answer is confirmed: the
+        """How many batches a run takes is known only when its answer is confirmed (a
+        finished run's total is the batches it took; before, 0: not known yet): the
         modulus must grow past about twice the digits of the fractions (the series
-        engine's three players: once, over the denominator multiple)."""
-        from ladders.solver.exact import bits_to_digits
+        engine's three players: once, over the denominator multiple). The digits are
+        those of :meth:`BatchWork.figures` (what the progress line shows), then the
+        modulus's (:func:`~ladders.cluster.engines.reach_digits`)."""
+        from ladders.cluster.engines import reach_digits
         done = len(manifest.state.batches)  # type: ignore[attr-defined]
         primes = done * int(store.run["batch_primes"])
-        return {"tasks_done": done, "tasks_total": 0, "batches_done": done, "primes_done": primes,
+        bits = manifest.max_bits
+        return {"tasks_done": done, "tasks_total": done if store.completed() else 0,
+                "batches_done": done, "primes_done": primes,
                 "progress": f"{done:,} {'batch' if done == 1 else 'batches'} ({primes:,} primes)",
-                "digits": f"modulus of {bits_to_digits(manifest.max_bits):,} digits so far"}
+                "digits": reach_digits(bits if self.whole_modulus(store) else bits // 2, bits)}
+
+    def whole_modulus(self, store: RunStore) -> bool:
+        """Whether a fraction of the run's answer may be as long as the whole modulus
+        (over a known denominator multiple) instead of half of it."""
+        return False
 
 
 class BatchWork(abc.ABC):

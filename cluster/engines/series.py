@@ -382,7 +382,7 @@ class SeriesEngine(PrimeBatchEngine):
         from ladders.solver.engines.series import plan_series
         plan = plan_series(problem.chain, problem.players)
         return {"unknowns": plan.degree_a, "degrees": [plan.degree_a, plan.degree_b],
-                "split": plan.split}
+                "split": plan.split, "multiple": plan.multiple}
 
     def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
                   progress: Progress | None, should_stop: Callable[[], bool]) -> Any:
@@ -425,17 +425,27 @@ class SeriesEngine(PrimeBatchEngine):
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """The batch figures, and the size of the polynomials (a series run has no
-        race system: its run.json's ``unknowns`` is the degree of ``chi_a``), read from
-        run.json (importing the engine to plan it again costs ``status`` 0.3 s)."""
-        degrees = store.run.get("degrees")
-        if not (isinstance(degrees, list) and len(degrees) == 2):
+        race system: its run.json's ``unknowns`` is the degree of ``chi_a``)."""
+        degrees = self._stored_plan(store)[0]
+        return {**super().status(store, manifest),
+                "size": f"polynomials of degree {degrees[0]:,} and {degrees[1]:,}"}
+
+    def whole_modulus(self, store: RunStore) -> bool:
+        """Three players: the fractions come over the denominator multiple."""
+        return self._stored_plan(store)[1]
+
+    def _stored_plan(self, store: RunStore) -> tuple[list[int], bool]:
+        """The degrees and whether the plan has the denominator multiple, read from
+        run.json (importing the engine to plan it again costs ``status`` 0.3 s; a store
+        written before run.json recorded them is planned again)."""
+        degrees, multiple = store.run.get("degrees"), store.run.get("multiple")
+        if not (isinstance(degrees, list) and len(degrees) == 2 and isinstance(multiple, bool)):
             from ladders.solver.engines.series import plan_series
             from ladders.solver.problem import Problem
             problem = Problem.from_json(store.run["problem"])
             plan = plan_series(problem.chain, problem.players)
-            degrees = [plan.degree_a, plan.degree_b]
-        return {**super().status(store, manifest),
-                "size": f"polynomials of degree {int(degrees[0]):,} and {int(degrees[1]):,}"}
+            degrees, multiple = [plan.degree_a, plan.degree_b], plan.multiple
+        return [int(d) for d in degrees], bool(multiple)
 
     def recheck(self, problem: Problem, seats: list[mpq], primes: int,
                 seed: int | None) -> dict[str, Any]:
