@@ -133,3 +133,38 @@ def test_the_search_stops_where_the_bounds_first_settle(board, players: int, dig
     every = bounds_sequence(chain, players, found.moves)
     assert [b.settled(digits) for b in every].index(True) == found.moves - 1
     assert every[-1] == found
+
+
+BUSY_CHILD = """
+import os, signal, threading
+from ladders.solver.checks.bounds import bounds_within
+from ladders.solver.checks.verify import check_against_bounds
+from ladders.solver.games.board import make_board
+from ladders.solver.games.chain import build_chain
+chain = build_chain(make_board("slow", 0, 100, 1000, "stay", []))
+print("ready", flush=True)
+# 0.3 s into the bounds' 4 s this process stops itself; the parent continues it 4 s later
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGSTOP)).start()
+b = bounds_within(chain, 2, 16, 4.0)
+print(check_against_bounds(chain, 2, b.lower, 16, b)["stopped"], flush=True)
+"""
+
+
+def test_bounds_stopped_on_a_busy_machine_say_so() -> None:
+    # issue 40: bounds stopped by their budget on a busy machine said "the bounds
+    # converge slowly"; here the process gets no CPU for 4 s of their 4 s
+    import signal
+    import subprocess
+    import sys
+    import time
+    child = subprocess.Popen([sys.executable, "-c", BUSY_CHILD], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(4.3)
+        child.send_signal(signal.SIGCONT)
+        said, _ = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert child.returncode == 0
+    assert said.startswith("the machine was busy: after 4 s ("), said
+    assert "moves they agree to" in said and "of the 16 digits asked" in said

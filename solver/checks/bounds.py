@@ -58,13 +58,21 @@ def _same_digits(lo: mpq, up: mpq, scale: mpz) -> bool:
 @dataclass(frozen=True)
 class Bounds:
     """``lower[j] <= P_j <= upper[j]`` for every seat j, after ``moves`` throws per player
-    (``budget``: the seconds after which the walk stopped before the bounds agreed)."""
+    (``budget``: the seconds after which the walk stopped before the bounds agreed, and
+    ``cpu``: the CPU seconds this process had in them, which tell a busy machine from
+    bounds that converge slowly)."""
 
     players: int
     moves: int
     lower: list[mpq]
     upper: list[mpq]
     budget: float | None = None
+    cpu: float | None = None
+
+    def busy(self) -> bool:
+        """The walk stopped at its budget having had under half of it as CPU: the
+        machine was busy (the same test as the chain bounds')."""
+        return self.budget is not None and self.cpu is not None and self.cpu < self.budget / 2
 
     def agree_digits(self, digits: int) -> bool:
         """True when lower and upper agree in their first ``digits`` decimals, every seat."""
@@ -404,14 +412,17 @@ def bounds_within(chain: AbsorbingChain, players: int, digits: int, seconds: flo
                   threads: bool = True) -> Bounds:
     """Bounds after the smallest n at which they agree to ``digits`` decimals, or, if
     that takes longer than ``seconds``, the bounds after the last n reached: still
-    exact bounds, which agree to fewer digits (:meth:`Bounds.agreeing_digits`). For
+    exact bounds, which agree to fewer digits (:meth:`Bounds.agreeing_digits`), with the
+    budget and the CPU seconds spent (:meth:`Bounds.busy`). For
     verification, whose cost must stay bounded on boards where the bounds converge
     slowly (31 squares that only a 6 advances: 16 digits need 18,599 moves, a minute).
     ``threads=False``: the walk's products in this thread only, for a caller whose
     cores are busy anyway (the threads cost a fifth more CPU: 3 players on hasbro to
     1,000 digits, 4.0 s of CPU in 2.4 s against 3.3 s in 3.3 s)."""
+    cpu = time.process_time()
     bounds = _search(chain, players, digits, None, time.monotonic() + seconds, None, threads)
-    return bounds if bounds.settled(digits) else replace(bounds, budget=seconds)
+    return bounds if bounds.settled(digits) else replace(bounds, budget=seconds,
+                                                         cpu=time.process_time() - cpu)
 
 
 def _search(chain: AbsorbingChain, players: int, digits: int, max_moves: int | None,

@@ -44,7 +44,8 @@ def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
     computed here for at most :data:`VERIFY_SECONDS`).
 
     Returns a JSON-ready report: the moves used, the digits the bounds agree to
-    (``digits``; ``digits_asked`` and ``stopped`` when the time ran out first), each
+    (``digits``; ``digits_asked`` and ``stopped`` when the time ran out first: why,
+    a busy machine or bounds that converge slowly, :meth:`Bounds.busy`), each
     seat's bracket, and whether ``lower <= exact <= upper`` with the exact value's
     truncated decimals equal to the bounds' held for every seat: a proof of those digits.
     A seat whose bounds pin a decimal of at most ``digits`` places (3/5 = 0.6: lower
@@ -75,9 +76,12 @@ def check_against_bounds(chain: AbsorbingChain, players: int, seats: list[mpq],
                          + ": the bounds straddle these decimals, so their digits cannot agree")
     if agreed < digits:
         spent = "" if bounds.budget is None else f"{bounds.budget:g} s and "
+        if bounds.budget is not None and bounds.cpu is not None:
+            spent = f"{bounds.budget:g} s ({bounds.cpu:.1f} s of CPU) and "
+        why = "the machine was busy" if bounds.busy() else "the bounds converge slowly"
         out.update(digits_asked=digits,
-                   stopped=f"the bounds converge slowly: after {spent}{bounds.moves:,} "
-                           f"moves they agree to {agreed} of the {digits} digits asked")
+                   stopped=f"{why}: after {spent}{bounds.moves:,} moves they agree to "
+                           f"{agreed} of the {digits} digits asked")
     return out
 
 
