@@ -110,3 +110,85 @@ def test_a_board_looks_its_jumps_up_in_one_dict() -> None:
     board = make_board("big", 0, 2000, 6, "stay", [(a, a + 1) for a in range(1, 1999, 2)])
     assert board.jump_map is board.jump_map and len(board.jump_map) == 999
     assert board.move(0, 1) == 2 and board.move(1998, 6) == 1998
+
+
+def _reach_by_throws(board) -> set[int]:
+    """Reachable squares one throw at a time (what the range search must equal)."""
+    from collections import deque
+    seen, todo = {board.start}, deque([board.start])
+    while todo:
+        s = todo.popleft()
+        if s != board.end:
+            for t in {board.move(s, r) for r in range(1, board.die + 1)} - seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def _stuck_by_throws(board) -> set[int]:
+    """Reachable squares from which the end cannot be reached, one throw at a time."""
+    reach = _reach_by_throws(board)
+    finish = {board.end} & reach
+    grew = True
+    while grew:
+        grew = False
+        for s in reach - finish:
+            if any(board.move(s, r) in finish for r in range(1, board.die + 1)):
+                finish.add(s)
+                grew = True
+    return reach - finish
+
+
+def test_the_range_search_finds_what_single_throws_find() -> None:
+    # issue 40: the reachable squares and the check that every one can finish search
+    # over ranges of squares (ladders show of end 20,000 with a die of 1,000: 47-60 s one
+    # throw at a time); on random boards, playable or not, they must agree with it
+    import random
+    from ladders.solver.games.board import Board, check_finishes, reachable_squares
+    rng = random.Random(40)
+    for _ in range(3000):
+        end = rng.randint(1, 30)
+        die = rng.choice([1, 2, 3, 6, rng.randint(1, 80)])
+        starts = rng.sample(range(1, end), min(end - 1, rng.randint(0, 6))) if end > 1 else []
+        targets = [t for t in range(end + 1) if t not in starts]
+        jumps = tuple(sorted((a, rng.choice([t for t in targets if t != a])) for a in starts))
+        board = Board("r", 0, end, die, rng.choice(["stay", "bounce", "pass"]), jumps)
+        assert reachable_squares(board) == _reach_by_throws(board), board
+        stuck = _stuck_by_throws(board)
+        try:
+            check_finishes(board, "r")
+        except BoardError as exc:
+            assert stuck and f"square(s) {min(stuck)}" in str(exc), (board, stuck)
+        else:
+            assert not stuck, (board, stuck)
+
+
+def test_show_of_a_big_board_inside_the_limits_is_quick(tmp_path) -> None:
+    # end 20,000 and a die of 1,000: 14 s of CPU (47-60 s on a busy machine); a limit
+    # of 8 s of CPU, not of the wall clock, ends the command if it is slow again
+    import json
+    import resource
+    import subprocess
+    import sys
+    board = tmp_path / "big.txt"
+    board.write_text("0\n20000\n1000\n")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (8, 8))
+    for rule in ("stay", "bounce"):
+        proc = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", "show", str(board),
+                               "--rule", rule, "--json"], capture_output=True, text=True,
+                              preexec_fn=limit, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["transient_squares"] == 20000
+
+
+def test_a_board_name_is_limited(tmp_path) -> None:
+    # a 900 KB name was accepted and printed in every report
+    path = tmp_path / "named.toml"
+    path.write_text(f'name = "{"x" * 900_000}"\nstart = 0\nend = 10\ndie = 6\n')
+    with pytest.raises(BoardError, match=r"named.toml:1: the name 'x{60}\.\.\.' has 900,000 "
+                       r"characters, more than 200; give it a name of at most 200$"):
+        load_board(str(path))
+    path.write_text(f'name = "{"y" * 200}"\nstart = 0\nend = 10\ndie = 6\n')
+    assert load_board(str(path)).name == "y" * 200
