@@ -81,11 +81,12 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
 
 def on_recorded_cluster(store: RunStore, request: SolveRequest) -> SolveRequest:
     """``request`` with the cluster recorded in the run's run.json when it names none (no
-    scheduler, scheduler file or number of workers): a resume goes where the run went,
-    as the hint printed at its interruption says."""
+    scheduler, scheduler file or number of workers) and runs on a cluster (not
+    ``executor="serial"``, which uses none): a resume goes where the run went, as the
+    hint printed at its interruption says."""
     spec = request.spec
     recorded = store.run.get("cluster") or {}
-    if spec.remote or spec.workers or not recorded:
+    if spec.remote or spec.workers or not recorded or request.executor == "serial":
         return request
     try:
         found = ClusterSpec.from_record(recorded)

@@ -138,3 +138,42 @@ def test_usage_errors_are_one_line_with_exit_2(args: list[str]) -> None:
     assert result.exit_code == 2, result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith("ladders: error:")
+
+
+def test_workers_with_executor_serial_is_refused_not_ignored() -> None:
+    # issue 40: --workers was silently ignored with --executor serial (the run went on
+    # in this process); now both ways are refused before any work
+    import ladders
+    result = CliRunner().invoke(cli, ["solve", "tiny10", "-k", "3", "--executor", "serial",
+                                      "--workers", "2"])
+    assert result.exit_code == 2
+    assert ("--workers is for a Dask cluster, and --executor serial runs the tasks in this "
+            "process without one: give one of the two") in result.output
+    with pytest.raises(ValueError, match=r"^spec= is for a Dask cluster, and executor='serial'"):
+        ladders.solve("tiny10", players=3, executor="serial",
+                      spec=ladders.ClusterSpec(workers=2))
+
+
+def test_the_api_names_its_keywords_not_the_flags() -> None:
+    # issue 40: ladders.bounds(moves=...) answered "--moves 1,000,000,000: ..."
+    import ladders
+    with pytest.raises(ValueError) as moves:
+        ladders.bounds("hasbro", moves=10**9)
+    with pytest.raises(ValueError) as digits:
+        ladders.bounds("hasbro", digits=10**9)
+    with pytest.raises(ValueError) as every:
+        ladders.solve("hasbro", engine="modular", save_every=3)
+    with pytest.raises(ValueError) as executor:
+        ladders.solve("hasbro", engine="modular", executor="dask")
+    with pytest.raises(ValueError) as reach:
+        ladders.solve("hasbro", players=4, engine="modular")
+    said = [str(e.value) for e in (moves, digits, every, executor, reach)]
+    assert said[0].startswith("moves=1000000000: bounds after that many moves")
+    assert said[1].startswith("digits=1000000000: the bounds agree")
+    assert said[2] == "save_every= is for engine='modular' with checkpoint="
+    assert said[3].startswith("executor= is for engine='crt' or 'elimination' or 'series'")
+    assert "(engine='series'), or add force=True to start it anyway" in said[4]
+    assert not any("--" in text for text in said), said
+    # the command line keeps its flags
+    cli_said = CliRunner().invoke(cli, ["bounds", "hasbro", "--moves", "1000000000"]).output
+    assert "--moves 1,000,000,000: bounds after" in cli_said

@@ -46,10 +46,10 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
     chain = build_chain(open_board(board, rule, die))
     with task_bar(("bounds", "move")) as bar:
         if moves:
-            check_moves(chain, players, moves)
+            check_moves(chain, players, moves, flags=True)
             b = markov_bounds(chain, players, moves, progress=lambda n, total: bar(n, total, 0))
         else:
-            check_digits(chain, players, digits)
+            check_digits(chain, players, digits, flags=True)
             b = bounds_to_digits(chain, players, digits, max_moves=moves_limit(chain, players),
                                  progress=lambda n, agreed: bar(n, 0, agreed))
     seconds = time.perf_counter() - t0

@@ -95,11 +95,24 @@ class SolveRequest:
     force: bool = False  # start even what the plan calls out of reach
     options: Mapping[str, Any] = field(default_factory=dict)
 
+    #: how messages name options: the Python API's keywords (``checkpoint=``, set by
+    #: :meth:`build`) or the command line's flags (``--checkpoint``)
+    keywords: bool = False
+
+    def spell(self, name: str, value: Any = None) -> str:
+        """Option ``name`` (a field, an engine's option, ``engine`` or ``cluster``), with
+        ``value`` if given, as this request's caller writes it: ``engine='series'`` or
+        ``--engine series``, ``force=True`` or ``--force``."""
+        if self.keywords:
+            keyword = "spec" if name == "cluster" else name
+            return f"{keyword}=" if value is None else f"{keyword}={value!r}"
+        written = "--engine" if name == "engine" else "--force" if name == "force" else flag(name)
+        return written if value is None or value is True else f"{written} {value}"
     @classmethod
     def build(cls, **given: Any) -> SolveRequest:
         """A request from keywords: the fields above, and any engine's options (checked
         and converted by their types); an unknown keyword is a ``ValueError``."""
-        own = {f.name for f in fields(cls)} - {"options"}
+        own = {f.name for f in fields(cls)} - {"options", "keywords"}
         known = engine_options()
         extra = {}
         for name, value in given.items():
@@ -110,7 +123,7 @@ class SolveRequest:
                 raise ValueError(f"unknown solve option {name!r}; the options are {', '.join(names)}")
             if value is not None:
                 extra[name] = known[name].convert(value)
-        return cls(**{k: v for k, v in given.items() if k in own}, options=extra)
+        return cls(**{k: v for k, v in given.items() if k in own}, options=extra, keywords=True)
 
     def given(self) -> set[str]:
         """Names of the options given (not at their defaults); the cluster options
@@ -371,8 +384,16 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
     for option in sorted(request.given()):
         if not takes(engine, option):
             takers = [n for n, e in engines().items() if takes(e, option)]
-            where = f"--engine {' or '.join(takers)}" if takers else "no engine"
-            raise ValueError(f"{flag(option)} is for {where}, not the {engine.name} engine")
+            names = " or ".join(repr(n) if request.keywords else n for n in takers)
+            where = f"{request.spell('engine')}{'' if request.keywords else ' '}{names}" \
+                if takers else "no engine"
+            raise ValueError(f"{request.spell(option)} is for {where}, not the {engine.name} engine")
+    spec = request.spec
+    if request.executor == "serial" and (spec.remote or spec.workers):
+        asked = ("spec=" if request.keywords else "--workers" if spec.workers
+                 else "--scheduler-file" if spec.scheduler_file else "--scheduler")
+        raise ValueError(f"{asked} is for a Dask cluster, and {request.spell('executor', 'serial')} "
+                         "runs the tasks in this process without one: give one of the two")
     engine.check(problem, request)
     if request.force:
         return
@@ -381,12 +402,12 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
         return
     others = [name for name, e in engines().items() if name != engine.name
               and e.preference(problem) is not None and e.out_of_reach(problem) is None]
-    way = (f"the {' or '.join(others)} engine can (--engine {others[0]})" if others
-           else "no other engine can")
+    way = (f"the {' or '.join(others)} engine can ({request.spell('engine', others[0])})"
+           if others else "no other engine can")
     what = problem.name if problem.players is None else f"{problem.name} with {problem.players} players"
     raise ValueError(f"{what} is out of reach of "
                      f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
-                     f"{way}, or add --force to start it anyway")
+                     f"{way}, or add {request.spell('force', True)} to start it anyway")
 
 
 def system_out_of_reach(problem: Problem) -> str | None:

@@ -122,7 +122,8 @@ class ModularEngine(Engine):
         if request.table and problem.players != 2:
             raise ValueError("the full table P(a, b) is for two players")
         if "save_every" in request.options and not request.checkpoint:
-            raise ValueError("--save-every is for --engine modular with --checkpoint")
+            raise ValueError(f"{request.spell('save_every')} is for "
+                             f"{request.spell('engine', 'modular')} with {request.spell('checkpoint')}")
 
     def out_of_reach(self, problem: Problem) -> str | None:
         """The plan's memory lower bound (no fill of L + U) beyond one machine."""

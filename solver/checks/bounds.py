@@ -135,36 +135,45 @@ def digits_per_move(chain: AbsorbingChain, players: int, moves: int = 4096) -> f
     return -players * log_survival / (moves - moves // 2)
 
 
-def check_digits(chain: AbsorbingChain, players: int, digits: int) -> None:
-    """Refuse ``--digits`` the bounds reach only beyond :func:`moves_limit`, by the
+def check_digits(chain: AbsorbingChain, players: int, digits: int, flags: bool = False) -> None:
+    """Refuse ``digits`` the bounds reach only beyond :func:`moves_limit`, by the
     estimate of :func:`digits_per_move` (``ValueError`` naming the limit and the fix),
-    and anything but a whole number of at least 1."""
-    _whole("digits", digits, 1)
+    and anything but a whole number of at least 1. ``flags``: the message names the
+    command line's ``--digits D``, else the API's ``digits=D``."""
+    _whole("digits", digits, 1, flags)
     rate = digits_per_move(chain, players)
     limit = moves_limit(chain, players)
     if rate * limit < digits:
         need = f"about {digits / rate:,.0f} moves" if rate > 0 else "more moves than any limit"
-        raise ValueError(f"--digits {digits:,}: the bounds agree to that many digits only after "
+        raise ValueError(f"{_named('digits', digits, flags)}: the bounds agree to that many digits only after "
                          f"{need}, beyond the limit of {limit:,} (fractions of "
                          f"{MAX_BOUND_DIGITS:,} digits); ask for at most {int(rate * limit):,} "
                          f"digits on this board with {players} players")
 
 
-def _whole(name: str, value: object, least: int) -> None:
+def _named(name: str, value: object, flags: bool) -> str:
+    """``--moves 1,000`` (the command line) or ``moves=1000`` (the API)."""
+    if flags:
+        return f"--{name} {value:,}" if isinstance(value, int) else f"--{name} {value!r}"
+    return f"{name}={value!r}"
+
+
+def _whole(name: str, value: object, least: int, flags: bool) -> None:
     """``ValueError`` unless ``value`` is an int (not a bool) of at least ``least``."""
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise ValueError(f"--{name} {value!r}: give a whole number of at least {least}")
+        raise ValueError(f"{_named(name, value, flags)}: give a whole number of at least {least}")
 
 
-def check_moves(chain: AbsorbingChain, players: int, moves: int) -> None:
+def check_moves(chain: AbsorbingChain, players: int, moves: int, flags: bool = False) -> None:
     """Refuse bounds after more moves than :func:`moves_limit` (``ValueError`` naming
     the limit, the value and the fix), and anything but a whole number of at least 0
-    (after 0 moves the bounds are the trivial bracket)."""
-    _whole("moves", moves, 0)
+    (after 0 moves the bounds are the trivial bracket). ``flags``: as
+    :func:`check_digits`."""
+    _whole("moves", moves, 0, flags)
     limit = moves_limit(chain, players)
     if moves > limit:
         digits = moves * players * math.log10(max(chain.die, 2))
-        raise ValueError(f"--moves {moves:,}: bounds after that many moves are fractions of "
+        raise ValueError(f"{_named('moves', moves, flags)}: bounds after that many moves are fractions of "
                          f"{digits:,.0f} digits, beyond the limit of {MAX_BOUND_DIGITS:,} digits; "
                          f"ask for at most {limit:,} moves on this board with {players} players")
 
