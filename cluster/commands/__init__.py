@@ -3,7 +3,9 @@ options, printing, and the Ctrl-C handling and progress bar of long solves.
 
 Each command is a small module beside this one that parses, calls one library
 function and prints (as dask's CLI does); heavy imports live inside the commands so
-``ladders --help`` stays fast.
+``ladders --help`` stays fast: :mod:`.solve`, :mod:`.plan`, :mod:`.runs` (``resume``,
+``status``, ``verify``), :mod:`.bounds`, :mod:`.stats`, :mod:`.simulate`, :mod:`.coins`,
+:mod:`.boards` (``boards``, ``show``) and :mod:`.plot`.
 """
 
 from __future__ import annotations

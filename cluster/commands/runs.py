@@ -10,6 +10,7 @@ from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (cluster_options, emit, interruptible, json_option, make_spec,
                                       short, task_bar)
 from ladders.cluster.commands.solve import finish, verification_lines
+from ladders.cluster.engines import cross_help
 
 
 @click.command()
@@ -103,9 +104,8 @@ def problem_line(problem: dict) -> str:
               "full board) is checked instead against the series residues at as many fresh "
               "random 62-bit primes (0.03 s each for 3 players, 0.14 s for 4).")
 @click.option("--cross/--no-cross", default=None,
-              help="Solve again with the other kind of engine and compare: modular for an "
-              "elimination run (seconds), elimination for a modular or crt run [default: "
-              "always for elimination runs, for the others only where elimination is quick].")
+              help="Solve again in memory with another engine and compare (" + cross_help()
+              + ") [default: where that solve is quick].")
 @json_option
 def verify(store: str, primes: int, cross: bool | None, as_json: bool) -> None:
     """Check a finished run again: Markov bounds, modular solves and the other engine.

@@ -10,6 +10,9 @@ its work, how its answer is read); the run session
 code branches on an engine's name. Adding an engine adds files, as xarray's backends
 do: a module here, or any installed package that declares one under the entry point
 group ``ladders.engines`` (``toy = "my_package.engine:ENGINE"``).
+
+The drivers here: :mod:`.series`, :mod:`.modular`, :mod:`.crt` and :mod:`.elimination`;
+:mod:`.prime_batches` is what crt and series share (batches of primes as tasks).
 """
 
 from __future__ import annotations
@@ -181,6 +184,8 @@ class Engine(abc.ABC):
     unit: ClassVar[tuple[str, str]] = ("tasks", "task")
     #: the engine whose in-memory answer ``ladders verify`` compares with, if any
     cross: ClassVar[str | None] = None
+    #: the one it compares with for a chain question that is no race, where not :attr:`cross`
+    chain_cross: ClassVar[str | None] = None
     #: its manifests' payload as ``"module:Class"`` (a :class:`ManifestState` of its
     #: ``checkpoints/`` module, imported when a store is opened); None: it keeps no store
     store_format: ClassVar[str | None] = None
@@ -276,11 +281,13 @@ class Engine(abc.ABC):
         return None
 
     def cross_for(self, problem: Problem) -> str | None:
-        """The engine ``ladders verify`` compares with for ``problem``: :attr:`cross`,
-        unless that engine declines the problem (a chain for the series engine)."""
-        if self.cross is None or get_engine(self.cross).declines(problem) is not None:
+        """The engine ``ladders verify`` compares with for ``problem``: :attr:`cross` for
+        a race, :attr:`chain_cross` (else :attr:`cross`) for any other chain question;
+        None where that engine declines the problem (a chain, for the series engine)."""
+        other = self.cross if problem.independent else self.chain_cross or self.cross
+        if other is None or get_engine(other).declines(problem) is not None:
             return None
-        return self.cross
+        return other
 
     # ------------------------------------------------------------------ a stored run
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
@@ -337,6 +344,20 @@ def engines() -> dict[str, Engine]:
                             "an Engine instance")
         found.setdefault(engine.name, engine)
     return dict(sorted(found.items()))
+
+
+def cross_help() -> str:
+    """What ``ladders verify`` compares each engine's runs with, for its help (as
+    ``ladders solve --help`` is made from the options): every engine's :attr:`Engine.cross`
+    and :attr:`Engine.chain_cross`."""
+    said = []
+    for name, engine in engines().items():
+        if engine.cross is None:
+            continue
+        chain = engine.chain_cross or engine.cross
+        said.append(f"{name} runs: {engine.cross}"
+                    + (f", {chain} for a chain question" if chain != engine.cross else ""))
+    return "; ".join(said)
 
 
 def engine_options() -> dict[str, Option]:

@@ -145,6 +145,8 @@ class EliminationEngine(Engine):
     # the series engine certifies a two-player race in a tenth of a second on hasbro cut
     # at 60 (the modular engine: 0.46 s, on the full board 5 s), while the workers solve
     cross = "series"
+    #: a chain question, which the series engine declines: the modular engine (seconds)
+    chain_cross = "modular"
     store_format = "ladders.checkpoints.elimination:EliminationState"
 
 
@@ -218,11 +220,6 @@ class EliminationEngine(Engine):
         values = stored_answer(work.store, problem.system, work.committed.state)
         return Answer(problem.seats_from_values(values),
                       details={"worker_seconds": {k: round(v, 3) for k, v in work.spent.items()}})
-
-    def cross_for(self, problem: Problem) -> str | None:
-        """The series engine for a race; the modular engine (seconds) for any other
-        chain, which the series engine declines."""
-        return self.cross if problem.independent else "modular"
 
     def run_cross(self, problem: Problem) -> Engine | None:
         """The series engine beside a race; none beside a chain question, whose answer

@@ -1,6 +1,8 @@
 """The exact kernels, one module per engine (the same names as their drivers in
 ``ladders.cluster.engines`` and their stores in ``ladders.checkpoints``):
 
+- :mod:`.series`       one player's generating functions, every seat modulo word-size
+                       primes, CRT and rational reconstruction (a package of its own);
 - :mod:`.modular`      Dixon p-adic lifting of a sparse LU mod p, certified;
 - :mod:`.crt`          solves modulo many primes, Chinese remaindering;
 - :mod:`.elimination`  fraction-free sparse elimination in column blocks, the target

@@ -73,6 +73,15 @@ half-gcd, then Wang's stop at sqrt(m/2)), ``ReconstructionStream`` (attempts at
 growing sizes, each candidate confirmed at held-out primes; error bound in its
 docstring), ``k_player_solve`` / ``k_player_exact`` tie it together.
 
+The modules: :mod:`.algebra` (the chain's integer data, the splits, two players over
+Q), :mod:`.kernels` (every seat modulo a batch of primes, the two-player table; numba),
+:mod:`.polyarith` (transforms, products, exponentials and inverses mod p),
+:mod:`.montgomery` (Montgomery arithmetic mod word-size primes), :mod:`.hgcd` (the
+half-gcd inverse), :mod:`.schur` (the Schur-Cohn inverse), :mod:`.reconstruct` (primes,
+CRT, reconstruction and its stream), :mod:`.subproducts` (CRT of millions of primes in
+groups), :mod:`.recheck` (``ladders verify``'s check at fresh primes), :mod:`.jit`
+(numba's cache folder) and :mod:`.warm` (the kernels loaded, for a cluster's workers).
+
 The engine's interface to the rest of `ladders` is at the end of this module:
 :func:`plan_series` (what a run computes, with the digest a store records),
 :meth:`SeriesPlan.residues` (a batch of primes, the task of a worker),
