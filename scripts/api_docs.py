@@ -28,13 +28,26 @@ gmpy2's `mpq` and `mpz` (`float(x)` gives a float, `str(x)` the exact digits: Py
 refuses `str()` of an `int` over 4,300 digits unless `sys.set_int_max_str_digits` is
 raised, gmpy2 does not).
 
+A solve of 3 or more players on the full board starts a local Dask cluster, whose
+workers import the script again: a script keeps its solves under
+`if __name__ == "__main__":` (a notebook needs nothing of the kind).
+
 ```python
 import ladders
 
-out = ladders.solve("hasbro", players=3)        # a ladders.Solution
-out.passed, out.verified["bounds"]["passed"]    # every check, and one of them
-[float(p) for p in out.seats]                   # the exact mpq seats, as floats
-float(ladders.stats("hasbro").expected_length)  # L, an exact mpq, as a float
+if __name__ == "__main__":
+    out = ladders.solve("hasbro", players=3)             # a ladders.Solution
+    print(out.passed, out.verified["bounds"]["passed"])  # every check, and one of them
+    print([float(p) for p in out.seats])                 # the exact mpq seats, as floats
+    print(float(ladders.stats("hasbro").expected_length))  # L, an exact mpq, as a float
+```
+
+On a cluster of your own (its scheduler's address; a store that every worker reaches,
+see the guide's "Running on a cluster"):
+
+```python
+import ladders
+
 spec = ladders.ClusterSpec(scheduler="tcp://10.0.0.5:8786")
 ladders.solve("hasbro", players=4, spec=spec, checkpoint="s3://bucket/h4")
 ```

@@ -18,10 +18,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--runslow"):
         return
-    skip = pytest.mark.skip(reason="slow: run with --runslow")
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        slow = item.get_closest_marker("slow")
+        if slow is not None:
+            why = slow.kwargs.get("reason")
+            item.add_marker(pytest.mark.skip(reason=f"slow{f' ({why})' if why else ''}: "
+                                                    "run with --runslow"))
 
 
 # A hung test must fail the run with the stacks of every thread, not use up CI's limit
