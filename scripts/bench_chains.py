@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -120,6 +121,8 @@ def main() -> None:
     parser.add_argument("--max-ref", type=float, default=120.0,
                         help="leave out instances whose 2018 Storm reference took longer")
     parser.add_argument("--models", default=str(QVBS), help="the QVBS folders")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds a contender may take before it counts as not finished")
     parser.add_argument("--instance", action="append", default=[], metavar="MODEL,PROPS[,CONSTANTS]",
                         help="also a model from elsewhere (e.g. QVBS's herman from the qcomp "
                              "repository); its answers are compared between the two tools only")
@@ -142,19 +145,29 @@ def main() -> None:
         figures: dict[str, list[float]] = {"ladders": [], "storm": []}
         values: dict[str, dict[str, str]] = {}
         states = 0
+        limit = ["timeout", str(args.timeout)]
         for _ in range(args.runs):
-            res = run(lad_cmd)
-            figures["ladders"].append(res["wall"])
-            data = json.loads(res["stdout"])
-            assert all(r["verified"]["passed"] for r in data["results"]), inst["name"]
-            values["ladders"] = ladders_values(data)
-            res = run(storm_cmd)
-            figures["storm"].append(res["wall"])
-            storm = json.loads(res["stdout"].strip().splitlines()[-1])  # Storm warns on stdout
-            values["storm"], states = storm["values"], storm["states"]
-        equal = all(same(values["ladders"][k], v)
-                    and (k not in inst["reference"] or same(v, inst["reference"][k]))
-                    for k, v in values["storm"].items())
+            try:
+                res = run(limit + lad_cmd)
+            except SystemExit:
+                figures["ladders"].append(math.inf)
+            else:
+                figures["ladders"].append(res["wall"])
+                data = json.loads(res["stdout"])
+                assert all(r["verified"]["passed"] for r in data["results"]), inst["name"]
+                values["ladders"], states = ladders_values(data), data["states"]
+            try:
+                res = run(limit + storm_cmd)
+            except SystemExit:
+                figures["storm"].append(math.inf)
+            else:
+                figures["storm"].append(res["wall"])
+                storm = json.loads(res["stdout"].strip().splitlines()[-1])  # Storm warns on stdout
+                values["storm"], states = storm["values"], storm["states"]
+        # each tool's answers against the other's and the references, where they finished
+        refs = {**inst["reference"], **values.get("storm", {})}
+        equal = all(same(values["ladders"][k], v) for k, v in refs.items()
+                    if k in values.get("ladders", {}))
         lad, sto = statistics.median(figures["ladders"]), statistics.median(figures["storm"])
         row = {"instance": inst["name"], "states": states, "ladders": figures["ladders"],
                "storm": figures["storm"], "ratio": sto / lad, "equal": equal}
