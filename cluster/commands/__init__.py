@@ -45,7 +45,13 @@ def json_option(func: Any) -> Any:
 
 
 def open_board(board: str, rule: str | None, die: int | None):  # -> Board
+    """The board BOARD names, with the overrides; a chain file is refused by name (a
+    board command cannot answer it)."""
+    from ladders.solver.chains.formats import format_of
     from ladders.solver.games.board import load_board, with_overrides
+    if format_of(board) is not None:
+        raise click.UsageError(f"{board} is a chain file: 'ladders solve' and 'ladders simulate' "
+                               "answer chains; this command is for boards")
     return with_overrides(load_board(board), rule=rule, die=die)
 
 

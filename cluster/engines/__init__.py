@@ -46,11 +46,12 @@ IN_MEMORY_LIMIT = 2000
 
 class Progress(Protocol):
     """How a run reports progress: ``done`` of ``total`` (0: not known yet) units, the
-    digits reached so far, and a ``stage`` (a description and unit) when a new phase
-    starts (e.g. the modular engine's factorization before its lifting)."""
+    digits reached so far, a ``stage`` (a description and unit) when a new phase
+    starts (e.g. the modular engine's factorization before its lifting), and a
+    ``note``: what the run waits for until the next unit is done (its first batches)."""
 
     def __call__(self, done: int, total: int, digits: int,
-                 stage: tuple[str, str] | None = None) -> None: ...
+                 stage: tuple[str, str] | None = None, note: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,11 @@ class Engine(abc.ABC):
         """What a solve says before it starts a long run on ``workers`` (None: a remote
         cluster's, not known yet): the cost model's estimate, at once (no measurement);
         None for a short one."""
+        return None
+
+    def run_seconds(self, problem: Problem, workers: int) -> float | None:
+        """The cost model's wall time of a solve of ``problem`` on ``workers``, at once
+        (no measurement); None where the engine has no model."""
         return None
 
     @abc.abstractmethod

@@ -68,6 +68,9 @@ def test_bad_flags_are_named() -> None:
     assert proc.returncode == 2 and "--target are for chain files" in proc.stderr
     proc = ladders("solve", str(RUIN), "--rule", "bounce", check=False)
     assert proc.returncode == 2 and "--rule are for boards" in proc.stderr
+    for command in ("plan", "stats", "show"):
+        proc = ladders(command, str(RUIN), check=False)
+        assert proc.returncode == 2 and "is a chain file: 'ladders solve'" in proc.stderr
     proc = ladders("solve", str(RUIN), "--target", "nowhere", check=False)
     assert proc.returncode != 0 and "no label 'nowhere'" in proc.stderr
     assert "Traceback" not in proc.stderr
