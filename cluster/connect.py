@@ -257,9 +257,10 @@ def check_workers(client: Any, root: str, modules: tuple[str, ...] = (), timeout
         if answer.get("module"):
             raise ClusterError(f"worker {worker} cannot import {answer['module']} ({answer['error']}); "
                                "install ladders and its dependencies in the workers' environment")
-        fix = ("every worker needs ladders[cloud] and the same credentials and endpoint in its "
-               "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...; "
-               "GOOGLE_* or AZURE_STORAGE_* for gs:// and az://)" if "://" in root else
+        fix = ("every worker needs obstore (ladders' extra cloud) and the same credentials and "
+               "endpoint in its environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+               "AWS_ENDPOINT_URL, ...; GOOGLE_* or AZURE_STORAGE_* for gs:// and az://)"
+               if "://" in root else
                "every worker must see the checkpoint folder at the same path (a shared "
                "filesystem), or put the store on object storage (s3://...)")
         raise ClusterError(f"worker {worker} cannot use the store {root}: {answer['error']}; {fix}")
@@ -322,9 +323,23 @@ class ClusterStart:
         self._done = threading.Event()
         self._client: Any = None
         self._error: BaseException | None = None
+        self._quiet = not spec.remote  # a local cluster's workers: see _run
         self._thread = threading.Thread(target=self._run, name="ladders-cluster", daemon=True)
 
     def _run(self) -> None:
+        if self._quiet:
+            # Processes started from this thread, or from threads it starts (Dask's
+            # event loop, which starts the workers and their fork server), inherit its
+            # signal mask, through exec too: with SIGINT blocked there, a terminal's
+            # Ctrl-C reaches the driver alone, which stops cleanly (its main thread
+            # takes the signal), instead of every worker printing a traceback.
+            # multiprocessing's resource tracker unblocks SIGINT in the thread that
+            # starts it (bpo-33613's mask, undone after its spawn): started here first,
+            # it is not started again in the event loop's thread.
+            import signal
+            from multiprocessing import resource_tracker
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             with connect(self.spec, self.preload) as client:
                 self._client = client
@@ -336,14 +351,6 @@ class ClusterStart:
             self._ready.set()
 
     def __enter__(self) -> ClusterStart:
-        import signal
-        self._sigint: Any = None
-        if not self.spec.remote and threading.current_thread() is threading.main_thread():
-            # Worker processes started while SIGINT is ignored keep ignoring it (an
-            # ignored signal survives exec, and Python then installs no handler), so a
-            # terminal's Ctrl-C reaches the driver alone: it stops cleanly instead of
-            # every worker printing a traceback. Restored once the workers are up.
-            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
         self._thread.start()
         return self
 
@@ -354,16 +361,9 @@ class ClusterStart:
     def client(self) -> Any:
         """The connected client (the cluster's error, if it failed to start)."""
         self._ready.wait()
-        self._restore_sigint()
         if self._error is not None:
             raise self._error
         return self._client
-
-    def _restore_sigint(self) -> None:
-        import signal
-        if self._sigint is not None:
-            signal.signal(signal.SIGINT, self._sigint)
-            self._sigint = None
 
     def release(self) -> None:
         """Start closing the cluster in the background (the driver goes on verifying)."""
@@ -372,14 +372,11 @@ class ClusterStart:
     def __exit__(self, *exc: Any) -> None:
         self._done.set()
         self._thread.join()
-        self._restore_sigint()
 
 
 def connect_checked(started: ClusterStart, store_url: str,
-                    modules: tuple[str, ...] = ()) -> tuple[Any, int, float]:
-    """``(client, workers, seconds waited)``: the cluster ``started`` in the background,
-    once it is up, checked to see the store at ``store_url`` and to import ``modules``."""
-    t0 = time.perf_counter()
+                    modules: tuple[str, ...] = ()) -> tuple[Any, int]:
+    """``(client, workers)``: the cluster ``started`` in the background, once it is up,
+    checked to see the store at ``store_url`` and to import ``modules``."""
     client = started.client()
-    workers = check_workers(client, store_url, modules)
-    return client, workers, time.perf_counter() - t0
+    return client, check_workers(client, store_url, modules)

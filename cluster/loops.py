@@ -219,9 +219,10 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
              no_worker_limit: float = ClusterSpec.no_worker_limit) -> bool:
     """Keep at most ``window`` tasks in flight on ``client``'s cluster, accept each
     receipt as it arrives, submit what became ready, then commit; True if stopped
-    (the tasks still in flight are cancelled, the committed manifest is the resume
-    point). A cluster left without workers for ``no_worker_limit`` seconds is an error,
-    not an endless wait."""
+    (the tasks still in flight are cancelled, and stderr says so: a batch of a 5-player
+    run is minutes of a worker; the committed manifest is the resume point). A cluster
+    left without workers for ``no_worker_limit`` seconds is an error, not an endless
+    wait."""
     from distributed import wait
 
     in_flight: dict[Any, Item] = {}
@@ -239,6 +240,10 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
     try:
         while not work.finished():
             if should_stop():
+                if in_flight:
+                    count = len(in_flight)
+                    click.echo(f"ladders: stopped with {count:,} {'task' if count == 1 else 'tasks'} "
+                               "in flight: their work is dropped", err=True)
                 return True
             submit()
             if not in_flight:

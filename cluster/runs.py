@@ -103,17 +103,18 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
            **options: Any) -> Solution:
     """Continue a stored run from its last committed manifest (``request`` or its fields
     as keywords: where to run, ``spec=`` and ``executor=``; without a cluster, the one
-    recorded in run.json: :func:`on_recorded_cluster`)."""
+    recorded in run.json: :func:`on_recorded_cluster`). A finished run's answer is its
+    stored one (:func:`stored_solution`): nothing runs."""
     started = time.perf_counter() if started is None else started
     request = request or SolveRequest.build(**options)
     store, problem = open_run(path)
+    if store.completed():
+        return stored_solution(path, started)
     request = on_recorded_cluster(store, request)
     mine, theirs = versions(), store.run.get("versions", {})
     if mine.get("ladders") != theirs.get("ladders") or mine.get("gmpy2") != theirs.get("gmpy2"):
         raise StoreError(f"{path} was written by ladders {theirs.get('ladders')} / gmpy2 "
                          f"{theirs.get('gmpy2')}; this is {mine.get('ladders')} / {mine.get('gmpy2')}")
-    if store.completed():
-        raise StoreError(f"{path} is complete already; see 'ladders status {path}'")
     driver = get_engine(store.engine)
     # the run was started, so its size was accepted (or forced) then: do not refuse it now
     check_request(driver, problem, replace(request, force=True))
@@ -171,19 +172,24 @@ def status(path: str) -> dict[str, Any]:
             "manifest": seq, "store_bytes": store.size_bytes(), "lock": lock, "result": complete}
 
 
-def stored_solution(path: str) -> Solution:
+def stored_solution(path: str, started: float | None = None) -> Solution:
     """A finished run's answer as its solve returned it, from COMPLETE.json (whose
-    seats' digest is checked when it is read): what ``ladders resume STORE --output``
-    writes again."""
+    seats' digest is checked when it is read): what ``ladders resume`` of a finished
+    store prints and writes. ``seconds`` is this call's, from ``started`` (the caller's
+    ``time.perf_counter()``); the stored run's own are ``details["stored"]``, with when
+    it finished."""
+    started = time.perf_counter() if started is None else started
     store, problem = open_run(path)
     complete = store.completed()
     if complete is None:
         raise StoreError(f"{path} is not finished; continue it with 'ladders resume {path}'")
+    stored = {"seconds": float(complete.get("seconds_total", 0.0)),
+              "finished": complete.get("finished")}
     return Solution(problem=problem, seats=tuple(str_to_fraction(v) for v in complete["seats"]),
                     verified=complete["verified"], engine=complete["engine"],
-                    executor=store.run.get("executor", "serial"),
-                    seconds=float(complete.get("seconds_total", 0.0)), store=store.url,
-                    store_bytes=store.size_bytes())
+                    executor=store.run.get("executor", "serial"), store=store.url,
+                    store_bytes=store.size_bytes(), details={"stored": stored},
+                    seconds=time.perf_counter() - started)
 
 
 def verify_stored(path: str, primes: int = 2, seed: int | None = None,

@@ -284,15 +284,19 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
                     # while a local cluster's workers start (a remote one's are up already),
                     # this process runs the first items: the start of the critical path
                     run_serial(work, lambda: cluster.up() or should_stop(), report)
-                client, workers, startup = connect_checked(cluster, store.worker_url, work.modules)
-                t0 += startup
-                checks.start()
-                interrupted = run_dask(client, work, max(1, workers + work.queued), should_stop,
-                                       report, spec.no_worker_limit)
-                stages["solve"] = time.perf_counter() - t0
-                cluster.release()  # the cluster closes while this process verifies
-                answered = None if interrupted else _answer(engine, work, problem, request, checks,
-                                                            stages, should_stop)
+                connected = _connect(cluster, store.worker_url, work.modules, should_stop)
+                if connected is None:
+                    interrupted, answered = True, None
+                else:
+                    client, workers, startup = connected
+                    t0 += startup
+                    checks.start()
+                    interrupted = run_dask(client, work, max(1, workers + work.queued),
+                                           should_stop, report, spec.no_worker_limit)
+                    stages["solve"] = time.perf_counter() - t0
+                    cluster.release()  # the cluster closes while this process verifies
+                    answered = None if interrupted else _answer(engine, work, problem, request,
+                                                                checks, stages, should_stop)
         ran, total = work.tally()
         # a temporary store (no --checkpoint) is gone with this call: nothing to resume
         kept = store is not None and (resumed or bool(request.checkpoint))
@@ -312,6 +316,27 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
         return Solution(seats=tuple(answer.seats), verified=verified, table=answer.table,
                         details=details, seconds=time.perf_counter() - started,
                         store_bytes=0 if store is None else store.size_bytes(), **common)
+
+
+def _connect(cluster: ClusterStart, store_url: str, modules: tuple[str, ...],
+             should_stop: Callable[[], bool]) -> tuple[Any, int, float] | None:
+    """The cluster, up and checked (:func:`connect_checked`), and the seconds waited for
+    it; or None when a stop was asked before it was: a Ctrl-C or SIGTERM while a local
+    cluster starts stops the run then, and a failure of the start that the stop caused
+    (a SIGTERM to the process group ends the starting workers: "Nanny failed to start")
+    is that stop, not an error."""
+    t0 = time.perf_counter()
+    while not cluster.up():
+        if should_stop():
+            return None
+        time.sleep(0.05)
+    try:
+        client, workers = connect_checked(cluster, store_url, modules)
+    except Exception:
+        if should_stop():
+            return None
+        raise
+    return client, workers, time.perf_counter() - t0
 
 
 def _answer(engine: Engine, work: Any, problem: Problem, request: SolveRequest, checks: Checks,

@@ -291,7 +291,7 @@ def stop_modular_while_factoring(board: Path, store: Path) -> None:
     time.sleep(2)
     proc.send_signal(15)
     said = proc.stderr.readline()
-    while said and "stopping after the work in flight" not in said:  # progress lines first
+    while said and "ladders: stopping" not in said:  # progress lines first
         said = proc.stderr.readline()
     assert said, "the driver never said it was stopping"
     os.killpg(proc.pid, 15)

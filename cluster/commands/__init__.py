@@ -22,12 +22,27 @@ EPILOG_BOARD = ("BOARD is a preset (hasbro, milton-bradley, snakes-2016, tiny10;
                 "'ladders boards') or a board file (plain text or .toml).")
 
 
+#: Whether this command printed its JSON document (:func:`emit`): an error after it
+#: (a failed verification) adds no second one.
+_emitted = [False]
+
+
 def emit(data: dict[str, Any], as_json: bool, text: str) -> None:
     """Print ``data`` as one JSON document, or ``text`` for people."""
     if as_json:
         click.echo(json.dumps(data, indent=2))
+        _emitted[0] = True
     else:
         click.echo(text)
+
+
+def emitted(reset: bool = False) -> bool:
+    """Whether :func:`emit` printed a JSON document since the last ``reset`` (a command
+    line's start)."""
+    was = _emitted[0]
+    if reset:
+        _emitted[0] = False
+    return was
 
 
 def board_options(func: Any) -> Any:
@@ -111,38 +126,48 @@ class interruptible:
     """The first Ctrl-C or SIGTERM sets a flag that the driver polls: it then stops
     submitting, keeps its committed manifest, and the command exits with
     ``EXIT_INTERRUPTED``. A second Ctrl-C ends the process at once (the signal's default
-    action, which works even inside a compiled kernel); a store it leaves is resumed
-    from its last commit. Signals sent to the whole process group arrive twice, once
-    directly and once through the group (``timeout``, SLURM's scancel, Kubernetes, a
-    second one that ended the process left the store's LOCK behind): further SIGTERMs
-    are the same request (their way to end a process at once is SIGKILL), and a second
-    SIGINT counts only from :data:`GROUP_SECONDS` after the first (no hand presses
-    Ctrl-C twice within that)."""
+    action); a store it leaves is resumed from its last commit. It is acted on as soon
+    as this process runs Python (numba compiling the kernels, a wait for the cluster),
+    and inside a compiled kernel once the driver has polled the flag (the default action
+    is then armed: it works even there). Signals sent to the whole process group arrive
+    twice, once directly and once through the group (``timeout``, SLURM's scancel,
+    Kubernetes, a second one that ended the process left the store's LOCK behind):
+    further SIGTERMs are the same request (their way to end a process at once is
+    SIGKILL), and a second SIGINT counts only from :data:`GROUP_SECONDS` after the first
+    (no hand presses Ctrl-C twice within that)."""
 
     #: Seconds after the first SIGINT in which another is the same signal sent to the group.
     GROUP_SECONDS = 0.5
 
     def __enter__(self) -> Any:
+        import os
         import signal
         self.flag = False
         self.armed = False
         self.when = 0.0
         self.old: dict[int, Any] = {}
 
+        def stop_now() -> None:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            self.armed = True
+            os.kill(os.getpid(), signal.SIGINT)
+
         def handler(signum: int, frame: Any) -> None:
             if self.flag:
+                if signum == signal.SIGINT and time.monotonic() - self.when > self.GROUP_SECONDS:
+                    stop_now()  # the second Ctrl-C
                 return  # the same request, through the group
             self.flag = True
             self.when = time.monotonic()
-            click.echo("ladders: stopping after the work in flight (again to stop at once)", err=True)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            click.echo("ladders: stopping (Ctrl-C again to stop at once)", err=True)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, handler)
 
         def should_stop() -> bool:
             # after the group's copies have come, a second Ctrl-C ends the process at
-            # once (signal handlers can be set from the main thread only)
+            # once, also inside a compiled kernel, where no Python handler runs (signal
+            # handlers can be set from the main thread only)
             if (self.flag and not self.armed and time.monotonic() - self.when > self.GROUP_SECONDS
                     and threading.current_thread() is threading.main_thread()):
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -164,9 +189,13 @@ class task_bar:
     file, a pipe) one plain line every ``LOG_EVERY`` seconds and one at the end, never
     carriage-return updates (clig.dev's advice).
 
-    The step function is ``step(done, total, digits, stage=None)``: a ``stage`` (a
-    description and unit, e.g. the factorization before the lifting) different from
-    the current one ends the current bar and starts one for that stage."""
+    The step function is ``step(done, total, digits, stage=None, note=None)``: a
+    ``stage`` (a description and unit, e.g. the factorization before the lifting)
+    different from the current one ends the current bar and starts one for that stage;
+    a ``note`` says what the run waits for until the next unit is done (the first
+    batches of a 5-player run: minutes), shown at once and with every line until then.
+    The lines go on while nothing is done (a thread keeps them coming: a run waiting
+    for its first batches is not silent for minutes)."""
 
     #: Seconds between two progress lines off a terminal.
     LOG_EVERY = 30.0
@@ -177,34 +206,63 @@ class task_bar:
     def __enter__(self) -> Any:
         self.bar: Any = None
         self.last: tuple[int, int, int] | None = None
+        self.note: tuple[int, str] | None = None   # (done when it was given, the note)
         self.t0 = self.logged = time.monotonic()
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
         terminal = sys.stderr.isatty()
 
-        def step(done: int, total: int, digits: int, stage: tuple[str, str] | None = None) -> None:
-            if stage is not None and stage != (self.desc, self.unit):
-                self._close()
-                (self.desc, self.unit), self.last = stage, None
-                self.t0 = self.logged = time.monotonic()
-            self.last = (done, total, digits)
-            if not terminal:
-                if time.monotonic() - self.logged >= self.LOG_EVERY:
-                    self._line()
-                return
-            if self.bar is None:
-                from tqdm import tqdm
-                self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
-                                file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
-            if digits:
-                self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
-            self.bar.update(done - self.bar.n)
+        def step(done: int, total: int, digits: int, stage: tuple[str, str] | None = None,
+                 note: str | None = None) -> None:
+            with self.lock:
+                if stage is not None and stage != (self.desc, self.unit):
+                    self._close()
+                    (self.desc, self.unit), self.last = stage, None
+                    self.t0 = self.logged = time.monotonic()
+                self.last = (done, total, digits)
+                if note is not None:
+                    self.note = (done, note)
+                elif self.note is not None and self.note[0] != done:
+                    self.note = None  # the unit it waited for is done
+                if not terminal:
+                    if note is not None or time.monotonic() - self.logged >= self.LOG_EVERY:
+                        self._line()
+                    return
+                if self.bar is None:
+                    from tqdm import tqdm
+                    self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
+                                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+                if self.note is not None:
+                    self.bar.set_postfix_str(self.note[1], refresh=False)
+                elif digits:
+                    self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
+                self.bar.update(done - self.bar.n)
+                if note is not None:
+                    self.bar.refresh()
+
+        threading.Thread(target=self._tick, args=(terminal,), name="ladders-progress",
+                         daemon=True).start()
         return step
+
+    def _tick(self, terminal: bool) -> None:
+        """Between steps: the bar's elapsed time on a terminal, a line every
+        ``LOG_EVERY`` seconds off one."""
+        while not self.ended.wait(min(1.0, self.LOG_EVERY)):
+            with self.lock:
+                if terminal and self.bar is not None:
+                    self.bar.refresh()
+                elif (not terminal and self.last is not None
+                      and time.monotonic() - self.logged >= self.LOG_EVERY):
+                    self._line()
 
     def _line(self) -> None:
         assert self.last is not None
         done, total, digits = self.last
         of = f"/{total:,}" if total else ""
         more = f", {digits:,} digits" if digits else ""
-        click.echo(f"{self.desc}: {done:,}{of}{more}, {time.monotonic() - self.t0:,.0f} s", err=True)
+        note = f" ({self.note[1]})" if self.note is not None else ""
+        click.echo(f"{self.desc}: {done:,}{of}{more}, {time.monotonic() - self.t0:,.0f} s{note}",
+                   err=True)
         self.logged = time.monotonic()
 
     def _close(self) -> None:
@@ -215,4 +273,6 @@ class task_bar:
             self._line()  # the final count, after the periodic lines
 
     def __exit__(self, *exc: Any) -> None:
-        self._close()
+        self.ended.set()
+        with self.lock:
+            self._close()

@@ -20,11 +20,12 @@ from ladders.cluster.engines import cross_help
               help="Override the executor the run was started with.")
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
-              "compress), as 'ladders solve --output' does; on a finished store it only writes.")
+              "compress), as 'ladders solve --output' does.")
 @json_option
 def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
            executor: str | None, output_path: str | None, as_json: bool) -> int:
-    """Continue an interrupted solve from its last committed manifest.
+    """Continue an interrupted solve from its last committed manifest; a finished
+    one prints its stored answer (with --output, writes it too).
 
     Without --scheduler, --scheduler-file or --workers it runs on the cluster the run
     was started on (recorded in the store's run.json); the executor is the run's too.
@@ -43,9 +44,14 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     if output_path:
         check_output(output_path)  # before the work, not after it
     opened = RunStore.open(store)
-    if output_path and opened.completed():
+    if opened.completed():
         from ladders.cluster.runs import stored_solution
-        return finish(stored_solution(store), as_json, output_path=output_path)
+        solution = stored_solution(store, started=t_start)
+        click.echo(f"{store} is finished already ({solution.details['stored']['seconds']:,.1f} s "
+                   "of solving); its stored answer:", err=True)
+        return finish(solution, as_json, output_path=output_path)
+    click.echo(f"resuming {problem_line(opened.run['problem'])} ({opened.engine} engine) from "
+               f"{store}: {done_so_far(store)}", err=True)
     given = request.spec
     request = on_recorded_cluster(opened, request)
     if request.spec != given and (executor or opened.run.get("executor")) == "dask":
@@ -83,6 +89,15 @@ def status(store: str, as_json: bool) -> None:
     elif st["state"].startswith("interrupted"):
         lines.append(f"resume    ladders resume {st['store']}")
     emit(st, as_json, "\n".join(lines))
+
+
+def done_so_far(path: str) -> str:
+    """What a stored run has done, in a phrase (its engine's progress figures); a store
+    that cannot go on is refused here, in the words ``ladders status`` uses."""
+    from ladders.cluster.engines import get_engine
+    from ladders.cluster.runs import open_store
+    store = open_store(path)
+    return f"{get_engine(store.engine).status(store, store.current())['progress']} done"
 
 
 def problem_line(problem: dict) -> str:

@@ -13,7 +13,6 @@ are read from the registry, so an engine with a new option adds it here by itsel
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_optio
 from ladders.cluster.engines import engines, takes
 
 if TYPE_CHECKING:
+    from ladders.cluster.engines import Engine, SolveRequest
     from ladders.solver.result import Solution
 
 
@@ -164,14 +164,35 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"solving {driver.describe(problem)} ({driver.name} engine)", err=True)
-    forecast = driver.forecast(problem, None if request.spec.remote
-                               else request.spec.workers or os.cpu_count() or 1)
-    if forecast:
-        click.echo(forecast, err=True)
+    workers = None if request.spec.remote else request.spec.workers or os.cpu_count() or 1
+    said = [driver.forecast(problem, workers), unkept(driver, problem, request, workers)]
+    if any(said):
+        click.echo("\n".join(line for line in said if line), err=True)
     with interruptible() as stop, task_bar(driver.unit) as bar:
         solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                              started=t_start)
     return finish(solution, as_json, exact, output_path, table_path, request.spec.flags())
+
+
+#: Seconds of a run (by the engine's cost model) beyond which a solve without
+#: --checkpoint is warned that it keeps nothing.
+LONG_RUN = 600.0
+
+
+def unkept(driver: Engine, problem: Any, request: SolveRequest,
+           workers: int | None) -> str | None:
+    """The warning for a long run that keeps nothing (no ``--checkpoint`` where the
+    engine takes one, and a plan beyond :data:`LONG_RUN` on ``workers``; None: a
+    remote cluster's, not known), or None."""
+    from ladders.cluster.engines import human_seconds
+    if request.checkpoint or workers is None or not takes(driver, "checkpoint"):
+        return None
+    seconds = driver.run_seconds(problem, workers)
+    if seconds is None or seconds <= LONG_RUN:
+        return None
+    return (f"ladders: warning: the plan puts this run at {human_seconds(seconds)}, and without "
+            "--checkpoint it keeps nothing: a Ctrl-C, a crash or a reboot loses all of it; "
+            "give --checkpoint DIR to make it resumable ('ladders resume DIR')")
 
 
 solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transitions] table, "
@@ -341,8 +362,8 @@ def report(outcome: Solution, as_json: bool, exact: bool = False, again: str = "
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     if outcome.interrupted:
         if as_json:
-            click.echo(json.dumps({"interrupted": True, "store": str(outcome.store),
-                                   "resume": f"ladders resume {outcome.store}{again}"}))
+            emit({"interrupted": True, "store": str(outcome.store),
+                  "resume": f"ladders resume {outcome.store}{again}"}, True, "")
         from ladders.cluster.engines import get_engine
         plural, single = get_engine(outcome.engine).unit
         unit = single if outcome.tasks_run == 1 else plural

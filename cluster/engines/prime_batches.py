@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from ladders.solver.problem import Problem
 
 
+#: Batches expected to take this many seconds or more are announced before the first
+#: is done (:meth:`PrimeBatchEngine.open_work`).
+NOTE_SECONDS = 1.0
+
+
 def batch_option(default: str) -> Option:
     """``--batch-primes``, with this engine's ``default`` in its help."""
     return Option("batch_primes", "--batch-primes", click.IntRange(1, 65_536),
@@ -70,8 +75,22 @@ class PrimeBatchEngine(Engine):
 
     def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
                   progress: Progress | None, should_stop: Callable[[], bool]) -> BatchWork:
+        """The run's batches on ``store``; where a batch takes long, the progress says at
+        once what the run waits for (5 players: minutes before the first line)."""
         assert store is not None
-        return self.work_type(store)
+        work = self.work_type(store)
+        seconds = self.batch_seconds(problem, work.size)
+        if progress is not None and seconds is not None and seconds >= NOTE_SECONDS:
+            from ladders.cluster.engines import human_seconds
+            which = "next" if work.batches() else "first"
+            progress(*work.figures(), note=f"waiting for the {which} batches: about "
+                     f"{human_seconds(seconds)} each on a quiet worker")
+        return work
+
+    def batch_seconds(self, problem: Problem, primes: int) -> float | None:
+        """Seconds of one batch of ``primes`` on a quiet worker by the cost model (None:
+        no model)."""
+        return None
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
         """How many batches a run takes is known only when its answer is confirmed (a

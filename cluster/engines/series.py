@@ -325,7 +325,8 @@ class SeriesEngine(PrimeBatchEngine):
                                      or request.executor == "dask"):
             raise ValueError("two players take the series engine about a second in this "
                              "process: --checkpoint, --scheduler, --workers, --executor dask "
-                             "and --batch-primes are for 3 or more players")
+                             "and --batch-primes are for 3 or more players (or choose --engine "
+                             "crt or elimination for a resumable 2-player run)")
 
     def out_of_reach(self, problem: Problem) -> str | None:
         """:func:`run_needs` from the cost model's figures (no prime is run)."""
@@ -349,6 +350,10 @@ class SeriesEngine(PrimeBatchEngine):
                 text += " (--scheduler: see 'Running on a cluster' in docs/guide.md)"
         busy = busy_note()
         return text + (f"; {busy}" if busy else "")
+
+    def run_seconds(self, problem: Problem, workers: int) -> float | None:
+        from ladders.solver.estimate import series_forecast
+        return series_forecast(problem.chain, problem.players)["core_seconds"] / workers
 
     def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.solver.estimate import series_figures
@@ -393,6 +398,10 @@ class SeriesEngine(PrimeBatchEngine):
             click.echo("ladders: compiling the series kernels first (once for this install or "
                        "upgrade, about a minute; Ctrl-C twice stops it)", err=True)
         return super().open_work(store, problem, request, progress, should_stop)
+
+    def batch_seconds(self, problem: Problem, primes: int) -> float | None:
+        from ladders.solver.estimate import series_forecast
+        return series_forecast(problem.chain, problem.players)["seconds_per_prime"] * primes
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.solver.engines.series import error_bound
