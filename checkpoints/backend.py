@@ -245,8 +245,9 @@ class ObjectBackend:
         try:
             from obstore.store import from_url
         except ImportError:
+            from ladders.solver.extras import install_hint
             raise StoreError(f"{url}: run stores on object storage need obstore: "
-                             "pip install 'ladders[cloud]'") from None
+                             f"{install_hint('cloud')}") from None
         self.url = self.worker_url = url.rstrip("/")
         self.patience = lease_seconds() if patience is None else patience
         self._guard = threading.Lock()

@@ -3,15 +3,17 @@
 The commands live in :mod:`ladders.cluster.commands`, one small module each. Every
 command takes ``--json``: stdout then holds exactly one JSON document, progress goes to
 stderr. Exact numbers are strings ``"p/q"`` next to a ``decimal`` string. Errors become
-one line on stderr and an exit code (2 for bad usage or input), never a traceback.
+one line on stderr and an exit code (2 for bad usage or input), never a traceback; with
+``--json`` also the document ``{"error": ..., "exit_code": ...}``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -46,11 +48,33 @@ def from_object_store(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] == "obstore" or DEBUG_DUMP in str(exc)
 
 
+def asks_json(args: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (before a ``--``)."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def fail(message: str, code: int, as_json: bool) -> NoReturn:
+    """End the command: ``message`` as one line on stderr (``ladders: MESSAGE``), and
+    with ``--json``, unless the command printed its document already, one JSON document
+    on stdout, ``{"error": MESSAGE, "exit_code": CODE}``: a script reading stdout gets
+    JSON whatever happened."""
+    from ladders.cluster.commands import emitted
+    click.echo(f"ladders: {message}", err=True)
+    if as_json and not emitted():
+        click.echo(json.dumps({"error": message.removeprefix("error: "), "exit_code": code},
+                              indent=2))
+    sys.exit(code)
+
+
 class LaddersGroup(click.Group):
-    """A click group whose errors are one line on stderr with a fitting exit code."""
+    """A click group whose errors are one line on stderr with a fitting exit code (and
+    with ``--json``, a JSON document on stdout that says so: :func:`fail`)."""
 
     def main(self, args: Any = None, prog_name: str | None = None, **extra: Any) -> Any:
+        from ladders.cluster.commands import emitted
         extra.pop("standalone_mode", None)
+        as_json = asks_json(list(sys.argv[1:] if args is None else args))
+        emitted(reset=True)
         try:
             with command_line_stores():
                 rv = super().main(args, prog_name or "ladders", standalone_mode=False, **extra)
@@ -59,39 +83,30 @@ class LaddersGroup(click.Group):
             sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-            click.echo(f"ladders: error: {excerpt(exc.format_message())}{hint}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+            fail(f"error: {excerpt(exc.format_message())}{hint}", EXIT_BAD_INPUT, as_json)
         except click.ClickException as exc:
-            click.echo(f"ladders: error: {excerpt(exc.format_message())}", err=True)
-            sys.exit(exc.exit_code)
+            fail(f"error: {excerpt(exc.format_message())}", exc.exit_code, as_json)
         except click.Abort:
-            click.echo("ladders: interrupted", err=True)
-            sys.exit(EXIT_CTRL_C)
+            fail("interrupted", EXIT_CTRL_C, as_json)
         except StoreUnavailable as exc:  # the store did not answer for a lease: try again later
-            click.echo(f"ladders: error: {exc}", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            fail(f"error: {exc}", EXIT_INTERRUPTED, as_json)
         except (ValueError, OSError) as exc:  # BoardError is a ValueError
             if from_object_store(exc):
-                click.echo(f"ladders: error: the object store failed: {describe(exc)}", err=True)
-                sys.exit(EXIT_FAILED)
-            click.echo(f"ladders: error: {excerpt(str(exc))}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+                fail(f"error: the object store failed: {describe(exc)}", EXIT_FAILED, as_json)
+            fail(f"error: {excerpt(str(exc))}", EXIT_BAD_INPUT, as_json)
         except (StoreError, SegmentError, ClusterError) as exc:
             # a segment's error may quote obstore's: its Debug dump is cut
-            click.echo(f"ladders: error: {str(exc).split(DEBUG_DUMP)[0]}", err=True)
-            sys.exit(EXIT_BAD_INPUT if isinstance(exc, StoreError) else EXIT_FAILED)
+            fail(f"error: {str(exc).split(DEBUG_DUMP)[0]}",
+                 EXIT_BAD_INPUT if isinstance(exc, StoreError) else EXIT_FAILED, as_json)
         except ArithmeticError as exc:
-            click.echo(f"ladders: error: exact arithmetic failed: {exc}", err=True)
-            sys.exit(EXIT_FAILED)
+            fail(f"error: exact arithmetic failed: {exc}", EXIT_FAILED, as_json)
         except Exception as exc:  # a bug: still one line, with a way to see the traceback
             if os.environ.get("LADDERS_DEBUG"):
                 raise
             if from_object_store(exc):
-                click.echo(f"ladders: error: the object store failed: {describe(exc)}", err=True)
-                sys.exit(EXIT_FAILED)
-            click.echo(f"ladders: internal error: {type(exc).__name__}: {exc} (please report it; "
-                       "LADDERS_DEBUG=1 shows the traceback)", err=True)
-            sys.exit(EXIT_FAILED)
+                fail(f"error: the object store failed: {describe(exc)}", EXIT_FAILED, as_json)
+            fail(f"internal error: {type(exc).__name__}: {exc} (please report it; "
+                 "LADDERS_DEBUG=1 shows the traceback)", EXIT_FAILED, as_json)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

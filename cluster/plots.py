@@ -7,7 +7,7 @@ as PNG or SVG. From Python::
     from ladders.cluster.plots import plot_board, save_figure
     save_figure(plot_board("hasbro"), "board.png")
 
-matplotlib is an optional extra (``pip install 'ladders[plot]'``). It is imported inside
+matplotlib is an optional extra (``pip install '.[plot]'`` from the checkout). It is imported inside
 the functions, so importing this module, and ``ladders --help``, never loads it. Figures
 are built without pyplot and rendered by the Agg canvas: no window, no global backend
 switch, so the functions are safe in scripts, servers and notebooks alike.
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FORMATS = ("png", "svg")
-MISSING_MATPLOTLIB = "matplotlib is not installed: pip install 'ladders[plot]'"
 
 # Okabe-Ito: distinguishable under the common colour-vision deficiencies.
 BLUE = "#0072B2"
@@ -60,7 +59,8 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise MatplotlibMissing(MISSING_MATPLOTLIB) from exc
+        from ladders.solver.extras import install_hint
+        raise MatplotlibMissing(f"matplotlib is not installed: {install_hint('plot')}") from exc
 
 
 def _new_figure(width: float, height: float) -> Figure:

@@ -9,6 +9,7 @@
 - :mod:`.estimate`    sizes and costs of a race before it is solved (``ladders plan``)
 - :mod:`.result`      :class:`~ladders.solver.result.Solution`, what a solve returns
 - :mod:`.forked`      independent pieces of one computation on the cores, by fork
+- :mod:`.extras`      the pip command of an optional extra, for this install
 - :mod:`.exact`       the one module that imports gmpy2
 - :mod:`.exact_flint` the one module that imports python-flint
 

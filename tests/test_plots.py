@@ -104,7 +104,10 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
 def test_missing_matplotlib_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
     line = fail_plot("board", "tiny10", "-o", str(tmp_path / "x.png"))
-    assert line == "ladders: error: matplotlib is not installed: pip install 'ladders[plot]'"
+    # this ladders, from where pip installed it: this checkout (PyPI's "ladders" is
+    # another project)
+    checkout = Path(__file__).resolve().parents[1]
+    assert line == f"ladders: error: matplotlib is not installed: pip install '{checkout}[plot]'"
 
 
 def test_every_kind_has_its_plot_and_imports_stay_lazy() -> None:

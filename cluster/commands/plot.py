@@ -70,7 +70,7 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
          throws: int | None, games: int | None, seed: int | None, players: int | None,
          coins_a: int | None, coins_b: int | None, pot: int | None, results: tuple[str, ...],
          dpi: int, palette: bool, as_json: bool) -> None:
-    """Draw a picture of the answers (needs matplotlib: pip install 'ladders[plot]').
+    """Draw a picture of the answers (needs matplotlib: pip install '.[plot]' from the checkout).
 
     \b
     board        the board, squares shaded by E(s) with D(s), ladders and chutes as arrows
