@@ -108,7 +108,8 @@ def test_a_second_ctrl_c_stops_the_first_compile_at_once(tmp_path: Path) -> None
     assert proc.returncode == -signal.SIGINT, lines
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+@pytest.mark.skipif(not Path(f"/proc/self/task/{os.getpid()}/children").exists(),
+                    reason="finds the fork server through /proc/PID/task/TID/children (Linux)")
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM to the group"])
 def test_a_stop_while_the_local_cluster_starts_ends_with_75(tmp_path: Path, how: str) -> None:
     """A Ctrl-C while the local cluster starts was dropped (the run went on to exit 0);
