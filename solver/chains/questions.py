@@ -24,6 +24,7 @@ not itself in ``U``, one more unknown ``x_s = sum pi_0(k) x_k`` is the target.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -210,12 +211,13 @@ def plan_question(chain: Chain, question: Question) -> Plan:
 
 
 def _distinct(names: list[str], fallback: list[str]) -> list[str]:
-    """Names of the absorbing states, each once: a label shared by several is replaced
-    by the states' own names."""
+    """Names of the absorbing states, each once: a label shared by several gets each
+    state's own name beside it (``done (8)``)."""
     seen: dict[str, int] = {}
     for name in names:
         seen[name] = seen.get(name, 0) + 1
-    return [name if seen[name] == 1 else other for name, other in zip(names, fallback)]
+    return [name if seen[name] == 1 else name if name == other else f"{name} ({other})"
+            for name, other in zip(names, fallback)]
 
 
 def _single_unknown(chain: Chain, unknowns: np.ndarray) -> bool:
@@ -235,7 +237,7 @@ def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
     if question.kind == "absorb":
         for c, name in enumerate(plan.columns):
             if name != "steps":
-                const[_absorbing_by_name(chain, plan, name), c] = 1
+                const[absorbing_state(chain, name), c] = 1
     elif question.kind == "reach":
         const[chain.label_mask(question.target), 0] = 1  # type: ignore[arg-type]
     # per-row scale: the row's denominator, times the reward's denominator there
@@ -300,12 +302,22 @@ def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
                                   f"{chain.name}: {question.describe()}")
 
 
-def _absorbing_by_name(chain: Chain, plan: Plan, name: str) -> int:
-    """The absorbing state an answer of an ``absorb`` question is named after."""
+def absorbing_state(chain: Chain, name: str) -> int:
+    """The absorbing state an answer of an ``absorb`` question is named after (its
+    label, its own name, or ``label (name)`` where several share the label)."""
+    return _absorbing_names(chain)[name]
+
+
+@functools.lru_cache(maxsize=8)
+def _absorbing_names(chain: Chain) -> dict[str, int]:
+    """Every name an absorbing state answers to (see :func:`absorbing_state`), built
+    once a chain: a chain may have thousands of absorbing states."""
+    names: dict[str, int] = {}
     for i in np.flatnonzero(chain.absorbing).tolist():
-        if chain.state_label(i) == name or chain.states[i] == name:
-            return i
-    raise KeyError(name)
+        label = chain.state_label(i)
+        for name in (f"{label} ({chain.states[i]})", chain.states[i], label):
+            names.setdefault(name, i)
+    return names
 
 
 def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
@@ -323,7 +335,7 @@ def state_values(chain: Chain, question: Question, plan: Plan, column: int,
     pos = {int(i): k for k, i in enumerate(plan.unknowns.tolist())}
     name = plan.columns[column]
     if question.kind == "absorb" and name != "steps":
-        hit = {_absorbing_by_name(chain, plan, name)}
+        hit = {absorbing_state(chain, name)}
     elif question.kind == "reach":
         hit = set(chain.labels[question.target].tolist())  # type: ignore[index]
     else:

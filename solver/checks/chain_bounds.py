@@ -53,7 +53,8 @@ from typing import Any
 import numpy as np
 
 from ladders.solver.chains.model import Chain
-from ladders.solver.chains.questions import INFINITY, Plan, Question, search, start_mask, transpose
+from ladders.solver.chains.questions import (INFINITY, Plan, Question, absorbing_state, search,
+                                             start_mask, transpose)
 from ladders.solver.checks.bounds import PIN_DIGITS
 from ladders.solver.exact import fraction_to_decimal, mpq, mpz
 
@@ -88,11 +89,8 @@ def question_targets(chain: Chain, question: Question, plan: Plan) -> Targets:
     (``absorb``: each absorbing state by its label or name, then ``steps``)."""
     if question.kind == "absorb":
         stop = chain.absorbing
-        by_name: dict[str, int] = {}
-        for i in np.flatnonzero(stop).tolist():
-            by_name.setdefault(chain.states[i], i)
-            by_name.setdefault(chain.state_label(i), i)
-        slots = [(name, np.array([by_name[name]], dtype=np.int64)) for name in plan.names[:-1]]
+        slots = [(name, np.array([absorbing_state(chain, name)], dtype=np.int64))
+                 for name in plan.names[:-1]]
         expectation, rho = plan.names[-1], None
     else:
         stop = chain.label_mask(question.target)  # type: ignore[arg-type]
