@@ -37,6 +37,7 @@ more (no rename, no listing as the source of truth).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -48,6 +49,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ladders.checkpoints.backend import Backend, lease_seconds, open_backend
@@ -231,8 +233,7 @@ class RunStore:
                              "run (or another solve is creating one there right now); choose "
                              "an empty or new folder")
         backend.prepare()
-        claim = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                 "creating": True}
+        claim = {**_identity(), "since": time.time(), "creating": True}
         try:
             backend.create("LOCK", _json(claim))
         except FileExistsError:
@@ -529,8 +530,8 @@ class RunStore:
         """Take the store's LOCK or explain who holds it and the way out (on object
         storage a lease, see :meth:`_acquire_lease`).
 
-        A lock left by a dead driver on this host (kill -9, power loss of the process)
-        is taken over, and so is an empty or unreadable one older than
+        A lock left by a dead driver on this host (kill -9, power loss of the process;
+        :func:`driver_gone`) is taken over, and so is an empty or unreadable one older than
         :data:`LOCK_GRACE` seconds (a driver writes its pid as it creates the lock).
         A lock held from another host cannot be checked from here: the message says
         which file to delete once that solve is known to be gone.
@@ -539,7 +540,7 @@ class RunStore:
             self._acquire_lease()
             self._locked_roll_forward()
             return
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+        me = {**_identity(), "since": time.time()}
         for _ in range(2):
             try:
                 self.backend.create("LOCK", _json(me))
@@ -557,7 +558,7 @@ class RunStore:
                                      f"LOCK is {age:.0f} s old and not written yet); try again "
                                      f"in {max(1.0, LOCK_GRACE - age):.0f} s: an unwritten LOCK "
                                      f"is taken over after {LOCK_GRACE:.0f} s") from None
-                if holder["host"] == me["host"] and not pid_alive(holder["pid"]):
+                if driver_gone(holder, hostname_enough=True):
                     self.backend.delete("LOCK")  # stale: its driver is gone
                     continue
                 where = "this host" if holder["host"] == me["host"] else f"host {holder['host']}"
@@ -700,10 +701,13 @@ class RunStore:
         over from another driver only once it has not been renewed for that long (the
         object's age on the store's clock), by compare-and-swap on the ETag, so that of
         two drivers that find it expired one wins. A crashed driver blocks the store for
-        one lease at most; a live one never loses it while it renews."""
+        one lease at most, and not at all where it is known to be gone (:func:`driver_gone`:
+        it ran on this host, proven by boot id and pid namespace, and its process is not
+        running), which is taken over at once by the same compare-and-swap; a live one
+        never loses it while it renews."""
         backend: Any = self.backend
-        me = {"owner": os.urandom(8).hex(), "pid": os.getpid(), "host": socket.gethostname(),
-              "since": time.time(), "lease_seconds": self.lease_seconds}
+        me = {"owner": os.urandom(8).hex(), **_identity(), "since": time.time(),
+              "lease_seconds": self.lease_seconds}
         for _ in range(2):
             try:
                 backend.create("LOCK", _json(me))
@@ -718,13 +722,20 @@ class RunStore:
             holder = _parse_lock(raw)
             limit = (float(holder.get("lease_seconds", self.lease_seconds)) + CLOCK_SLACK
                      if holder else LOCK_GRACE)
-            if etag is None or age <= limit or not backend.swap("LOCK", _json(me), etag):
+            gone = bool(holder) and driver_gone(holder)
+            wait = max(0.0, limit - age)
+            if etag is None or (age <= limit and not gone):
                 who = (f"pid {holder['pid']} on host {holder['host']}" if holder
                        else "a driver that is writing it now")
-                wait = max(0.0, limit - age)
                 raise StoreError(f"{self.url} is locked by a running solve ({who}); its lease "
                                  f"runs out {wait:.0f} s from now unless that solve renews it; "
                                  "if it is gone, try again then") from None
+            if not backend.swap("LOCK", _json(me), etag):
+                continue  # another driver took it first: read whose it is now
+            if gone and age <= limit:
+                print(f"ladders: {self.url}: the driver that held its lease (pid {holder['pid']} "
+                      f"on this host) is gone: the lease is taken over now, {wait:.0f} s before "
+                      "it would run out", file=sys.stderr, flush=True)
             break
         else:
             raise StoreError(f"{self.url}: could not take the LOCK (it came and went); try again")
@@ -854,7 +865,8 @@ class _Lease(threading.Thread):
 
 
 def _parse_lock(raw: bytes) -> dict[str, Any]:
-    """A LOCK's holder (``pid``, ``host``, ``since``, and for a lease ``owner`` and
+    """A LOCK's holder (``pid``, ``host``, ``since``, where its host has them ``boot_id``,
+    ``pid_ns`` and ``start_ticks`` (:func:`_identity`), and for a lease ``owner`` and
     ``lease_seconds``), or ``{}`` when it is empty or not of that shape."""
     try:
         holder = json.loads(raw)
@@ -911,6 +923,63 @@ def _page_key(number: int, digest: str) -> str:
 def _seats_digest(seats: list[str]) -> str:
     """SHA-256 of the seats' fractions, one per line."""
     return hashlib.sha256("\n".join(seats).encode()).hexdigest()
+
+
+@functools.cache
+def _this_machine() -> dict[str, str]:
+    """This host's boot id and this process's pid namespace, where ``/proc`` gives both
+    (Linux), else ``{}``: with the hostname, what proves that a LOCK was written by a
+    process whose pid means the same here (not another machine of the same name, a
+    container with pids of its own, or this host before a reboot)."""
+    try:
+        return {"boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+                "pid_ns": os.readlink("/proc/self/ns/pid")}
+    except OSError:
+        return {}
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """Process ``pid``'s state (``Z``: a zombie, ended and not yet waited for) and when it
+    started, in clock ticks after boot (fields 3 and 22 of ``/proc/PID/stat``), or None
+    where that cannot be read (no such process, no ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _identity() -> dict[str, Any]:
+    """What a LOCK says of its driver: ``pid`` and ``host``, and where this host has them
+    (:func:`_this_machine`) its ``boot_id``, ``pid_ns`` and the process's ``start_ticks``
+    (a later process given the same pid started later)."""
+    me: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(), **_this_machine()}
+    stat = _stat(os.getpid())
+    if me.keys() > {"pid", "host"} and stat is not None:
+        me["start_ticks"] = stat[1]
+    return me
+
+
+def driver_gone(holder: dict[str, Any], *, hostname_enough: bool = False) -> bool:
+    """Whether the driver a LOCK names (:func:`_parse_lock`) is known to be gone: it ran
+    on this host, and its pid runs no process here, a zombie, or one that started after
+    it (the pid reused). "This host" is proven by the LOCK's boot id and pid namespace,
+    equal to this process's (:func:`_identity`); a LOCK without them (an older version, a
+    host without ``/proc``) is never judged gone: its lease is waited out. With
+    ``hostname_enough`` (a folder's LOCK, as before boot ids were recorded: a folder is
+    not expected to be shared with another machine of the same name) the hostname
+    suffices for a pid that runs no process."""
+    if holder["host"] != socket.gethostname():
+        return False
+    machine = _this_machine()
+    proven = bool(machine) and all(holder.get(key) == value for key, value in machine.items())
+    if not (proven or hostname_enough):
+        return False
+    if not pid_alive(holder["pid"]):
+        return True
+    started = holder.get("start_ticks")
+    stat = _stat(holder["pid"]) if proven and isinstance(started, int) else None
+    return stat is not None and (stat[0] == "Z" or stat[1] != started)
 
 
 def pid_alive(pid: int) -> bool:

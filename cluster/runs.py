@@ -7,14 +7,13 @@ the engine in the registry (:mod:`ladders.cluster.engines`) and raise ``ValueErr
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.store import LOCK_GRACE, RunStore, pid_alive
+from ladders.checkpoints.store import LOCK_GRACE, RunStore, driver_gone
 from ladders.cluster import session
 from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
@@ -151,9 +150,11 @@ def status(path: str) -> dict[str, Any]:
         state = "complete"
         figures["digits"] = figures["digits"].removesuffix(" so far")  # all there will be
     elif lock and left is not None:
-        state = (f"running (or stopped less than a lease ago: its lease runs out in {left:.0f} s "
+        state = (f"interrupted (its driver, pid {lock['pid']} on this host, is gone: the next "
+                 "resume takes its lease over at once)" if left > 0 and driver_gone(lock) else
+                 f"running (or stopped less than a lease ago: its lease runs out in {left:.0f} s "
                  "unless renewed)" if left > 0 else "interrupted (expired lease)")
-    elif lock and (lock.get("host") != socket.gethostname() or pid_alive(int(lock.get("pid", 0)))):
+    elif lock and not driver_gone(lock, hostname_enough=True):
         state = "running"
     elif lock:
         state = "interrupted (stale lock)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from examples import EXAMPLES  # noqa: E402
 from ladders.checkpoints.backend import ObjectBackend, open_backend  # noqa: E402
 from ladders.checkpoints.batches import BatchState  # noqa: E402
 from ladders.checkpoints.errors import StoreError  # noqa: E402
-from ladders.checkpoints.store import CLOCK_SLACK, RunStore  # noqa: E402
+from ladders.checkpoints.store import CLOCK_SLACK, RunStore, _identity  # noqa: E402
 from ladders.cluster.runs import open_store, solve, status, verify_stored  # noqa: E402
 from ladders.solver.problem import Problem  # noqa: E402
 
@@ -296,6 +297,111 @@ def test_a_second_driver_on_a_live_url_is_refused_at_once(s3, tmp_path: Path) ->
         assert "Traceback" not in proc.stderr
     finally:
         store.release_lock()
+
+
+def _driver_with_a_commit(s3, tmp_path: Path) -> tuple[str, subprocess.Popen]:
+    """A real ``ladders solve`` (3 players, series, serial) with its store on S3 and the
+    default lease of 60 s, once it holds the lease and has committed a batch."""
+    from test_resume import board_file
+    where = url("driver")
+    args = ["solve", board_file(tmp_path, 30), "-k", "3", "--executor", "serial",
+            "--batch-primes", "4", "--seed", "3", "--checkpoint", where]
+    proc = subprocess.Popen([*LADDERS, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=s3, cwd=str(tmp_path), start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        try:
+            store = open_store(where)
+            if (store.locked_by() or {}).get("pid") == proc.pid and store.current().state.batches:
+                return where, proc
+        except (StoreError, OSError):
+            continue
+    proc.kill()
+    raise AssertionError("the driver committed no batch")
+
+
+def test_a_killed_drivers_lease_is_taken_over_at_once_on_its_host(s3, tmp_path: Path) -> None:
+    """kill -9 of a driver leaves its lease; on the same host (hostname, boot id, pid
+    namespace) its pid is seen gone, so status says so and resume takes the store over at
+    once, by compare-and-swap, instead of refusing until the lease runs out."""
+    if "start_ticks" not in _identity():
+        pytest.skip("this host has no /proc: a dead driver's lease is waited out")
+    where, proc = _driver_with_a_commit(s3, tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 0 < open_store(where).lease_left()  # the lease has not run out
+    st = json.loads(ladders(s3, "status", where, "--json", cwd=str(tmp_path)).stdout)
+    assert st["state"].startswith(f"interrupted (its driver, pid {proc.pid} on this host, is gone")
+    resumed = ladders(s3, "resume", where, "--json", cwd=str(tmp_path))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    said = [line for line in resumed.stderr.splitlines() if "lease" in line]
+    assert len(said) == 1 and re.fullmatch(
+        rf"ladders: {re.escape(where)}: the driver that held its lease \(pid {proc.pid} on this "
+        r"host\) is gone: the lease is taken over now, \d+ s before it would run out", said[0])
+    assert "locked by" not in resumed.stderr and json.loads(resumed.stdout)["verified"]["passed"]
+
+
+def test_two_resumers_of_a_dead_drivers_lease_one_wins(s3) -> None:
+    """A fresh lease whose driver is gone from this host, taken over at once by two
+    drivers together: the compare-and-swap on its ETag lets one win; the other is
+    refused, naming the winner."""
+    if "start_ticks" not in _identity():
+        pytest.skip("this host has no /proc: a dead driver's lease is waited out")
+    where = url("dead")
+    new_store(where)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    open_backend(where).replace("LOCK", json.dumps(
+        {**_identity(), "pid": dead.pid, "owner": "gone", "since": time.time(),
+         "lease_seconds": 60.0}).encode())
+    stores = [RunStore.open(where, BatchState) for _ in range(2)]
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def take(store: RunStore) -> None:
+        barrier.wait()
+        try:
+            store.acquire_lock()
+            outcomes.append("taken")
+        except StoreError as exc:
+            outcomes.append(str(exc))
+    threads = [threading.Thread(target=take, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winner = [s for s in stores if s._lease is not None]
+    assert sorted(outcomes)[1] == "taken" and len(winner) == 1
+    assert f"locked by a running solve (pid {os.getpid()} on host" in sorted(outcomes)[0]
+    assert stores[0].locked_by()["owner"] == winner[0]._lease.me["owner"]
+    winner[0].release_lock()
+
+
+def test_a_live_drivers_lease_is_respected(s3, tmp_path: Path) -> None:
+    """A driver that lives (here stopped, so that it neither finishes nor renews) keeps
+    its lease: resume is refused, status says it may be running; an older LOCK without
+    boot id (or from another boot) naming a dead pid is waited out, as before."""
+    where, proc = _driver_with_a_commit(s3, tmp_path)
+    os.killpg(proc.pid, signal.SIGSTOP)
+    try:
+        refused = ladders(s3, "resume", where, cwd=str(tmp_path))
+        assert refused.returncode == 2 and "locked by a running solve" in refused.stderr
+        assert "taken over" not in refused.stderr
+        st = json.loads(ladders(s3, "status", where, "--json", cwd=str(tmp_path)).stdout)
+        assert st["state"].startswith("running (or stopped less than a lease ago")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    holder = open_store(where).locked_by()
+    backend = open_backend(where)
+    for older in ({k: v for k, v in holder.items() if k not in ("boot_id", "pid_ns", "start_ticks")},
+                  {**holder, "boot_id": "another boot"}):
+        backend.replace("LOCK", json.dumps(older).encode())
+        refused = ladders(s3, "resume", where, cwd=str(tmp_path))
+        assert refused.returncode == 2 and "locked by a running solve" in refused.stderr
+        assert open_store(where).locked_by() == older
+        assert status(where)["state"].startswith("running (or stopped less than a lease ago")
 
 
 def test_damaged_objects_get_the_same_clear_errors(s3) -> None:

@@ -13,7 +13,7 @@ import pytest
 from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.files import MEMBER_BYTES, gzip_members
 from ladders.checkpoints.segments import decode_rows, encode_rows
-from ladders.checkpoints.store import RunStore
+from ladders.checkpoints.store import RunStore, _identity
 from ladders.checkpoints.elimination import EliminationState, create_store, plan_of, stored_answer
 from ladders.cluster.engines.elimination import EliminationWork
 from ladders.cluster.loops import run_serial
@@ -194,6 +194,14 @@ def test_lock_is_exclusive_but_stale_locks_are_taken_over(tmp_path) -> None:
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
     store.acquire_lock()  # the pid is not alive: stale
     store.release_lock()
+    me = _identity()  # this process: alive, and its pid means the same here
+    if "start_ticks" in me:  # a host with /proc
+        lock.write_text(json.dumps(me))
+        with pytest.raises(StoreError, match="locked by a running solve"):
+            store.acquire_lock()
+        lock.write_text(json.dumps({**me, "start_ticks": me["start_ticks"] - 1}))
+        store.acquire_lock()  # the pid runs a later process (reused): its driver is gone
+        store.release_lock()
 
 
 def test_manifests_are_created_exclusively(tmp_path) -> None:
