@@ -9,7 +9,7 @@ is that file, loaded by the project's loaders, and every block's folder holds it
 README's ``ladders show my-board.toml`` is the guide's board). ``text`` without a name
 is no code (diagrams, layouts). What the default suite leaves out, and why, is
 :data:`LEFT_OUT`: the long commands run with ``--runslow``, the ones that need a
-cluster, a bucket or an hour never here. The rest take about 30 s on 2 cores.
+cluster, a bucket or an hour never here. The rest take under a minute on 2 cores.
 
 Every package's ``__init__.py`` names its modules, and only modules it has.
 """
