@@ -99,11 +99,12 @@ def on_recorded_cluster(store: RunStore, request: SolveRequest) -> SolveRequest:
 
 def resume(path: str, request: SolveRequest | None = None, *, progress: Progress | None = None,
            should_stop: Callable[[], bool] = lambda: False, started: float | None = None,
-           **options: Any) -> Solution:
+           announce: Callable[[], None] | None = None, **options: Any) -> Solution:
     """Continue a stored run from its last committed manifest (``request`` or its fields
     as keywords: where to run, ``spec=`` and ``executor=``; without a cluster, the one
     recorded in run.json: :func:`on_recorded_cluster`). A finished run's answer is its
-    stored one (:func:`stored_solution`): nothing runs."""
+    stored one (:func:`stored_solution`): nothing runs. ``announce`` is called once the
+    store's LOCK is held (what is resumed is said only when it is)."""
     started = time.perf_counter() if started is None else started
     request = request or SolveRequest.build(**options)
     store, problem = open_run(path)
@@ -117,7 +118,8 @@ def resume(path: str, request: SolveRequest | None = None, *, progress: Progress
     driver = get_engine(store.engine)
     # the run was started, so its size was accepted (or forced) then: do not refuse it now
     check_request(driver, problem, replace(request, force=True))
-    return session.resume(driver, store, problem, request, progress, should_stop, started)
+    return session.resume(driver, store, problem, request, progress, should_stop, started,
+                          announce)
 
 
 def status(path: str) -> dict[str, Any]:

@@ -241,19 +241,21 @@ def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Pro
 
 
 def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequest,
-           progress: Progress | None, should_stop: Callable[[], bool], started: float) -> Solution:
+           progress: Progress | None, should_stop: Callable[[], bool], started: float,
+           announce: Callable[[], None] | None = None) -> Solution:
     """Continue a stored run, on the executor it was started with unless the request
-    names another."""
+    names another (``announce``: called once the store's LOCK is held)."""
     executor = request.executor if request.executor != "auto" else store.run["executor"]
     if executor == "dask" and not request.spec.remote:
         check_main_guard()
     return _drive(engine, problem, request, store, executor, progress, should_stop, started, {},
-                  resumed=True)
+                  resumed=True, announce=announce)
 
 
 def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunStore | None,
            executor: str, progress: Progress | None, should_stop: Callable[[], bool],
-           started: float, stages: dict[str, float], resumed: bool = False) -> Solution:
+           started: float, stages: dict[str, float], resumed: bool = False,
+           announce: Callable[[], None] | None = None) -> Solution:
     """The session: lock, run, answer, verify, record (see the module docstring)."""
     # beside a local cluster's workers, whose processes take every core, the bounds walk
     # in one thread (its threads would only cost CPU there), of a child forked before
@@ -262,6 +264,8 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
     checks = Checks(engine, problem, threads=not local,
                     forked=local and threading.active_count() == 1)
     with _locked(store), contextlib.closing(checks):
+        if announce is not None:
+            announce()
         work = engine.open_work(store, problem, request, progress, should_stop)
         startup = 0.0
 

@@ -50,17 +50,23 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
         click.echo(f"{store} is finished already ({solution.details['stored']['seconds']:,.1f} s "
                    "of solving); its stored answer:", err=True)
         return finish(solution, as_json, output_path=output_path)
-    click.echo(f"resuming {problem_line(opened.run['problem'])} ({opened.engine} engine) from "
-               f"{store}: {done_so_far(store)}", err=True)
     given = request.spec
     request = on_recorded_cluster(opened, request)
-    if request.spec != given and (executor or opened.run.get("executor")) == "dask":
-        click.echo(f"resuming on the cluster the run was started on ({request.spec.describe()}, "
-                   "from its run.json); --scheduler, --scheduler-file or --workers choose another",
-                   err=True)
+    recorded = request.spec != given and (executor or opened.run.get("executor")) == "dask"
+
+    def announce() -> None:
+        """What is resumed, said once the store is this run's (its LOCK held): a resume
+        refused for a live driver says only why."""
+        click.echo(f"resuming {problem_line(opened.run['problem'])} ({opened.engine} engine) "
+                   f"from {store}: {done_so_far(store)}", err=True)
+        if recorded:
+            click.echo(f"resuming on the cluster the run was started on "
+                       f"({request.spec.describe()}, from its run.json); --scheduler, "
+                       "--scheduler-file or --workers choose another", err=True)
     unit = get_engine(opened.engine).unit
     with interruptible() as stop, task_bar(unit) as bar:
-        solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start)
+        solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start,
+                              announce=announce)
     return finish(solution, as_json, output_path=output_path, again=request.spec.flags())
 
 

@@ -98,7 +98,6 @@ class SolveRequest:
     table: bool = False
     force: bool = False  # start even what the plan calls out of reach
     options: Mapping[str, Any] = field(default_factory=dict)
-
     #: how messages name options: the Python API's keywords (``checkpoint=``, set by
     #: :meth:`build`) or the command line's flags (``--checkpoint``)
     keywords: bool = False
@@ -112,6 +111,7 @@ class SolveRequest:
             return f"{keyword}=" if value is None else f"{keyword}={value!r}"
         written = "--engine" if name == "engine" else "--force" if name == "force" else flag(name)
         return written if value is None or value is True else f"{written} {value}"
+
     @classmethod
     def build(cls, **given: Any) -> SolveRequest:
         """A request from keywords: the fields above, and any engine's options (checked
@@ -475,12 +475,6 @@ def busy_note() -> str | None:
             "figures are CPU time on an idle core, and a run here now takes longer")
 
 
-def human_seconds(seconds: float) -> str:
-    """A duration for people: days, hours, minutes or seconds."""
-    for unit, width in (("days", DAY), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= width:
-            return f"{seconds / width:,.1f} {unit}"
-    return f"{seconds:.1f} s"
 def reach_digits(fraction_bits: int, modulus_bits: int) -> str:
     """``status``'s digits of a run whose modulus grows (primes, p-adic steps): the
     digits a numerator or denominator can have so far, which the progress line shows,
@@ -491,6 +485,12 @@ def reach_digits(fraction_bits: int, modulus_bits: int) -> str:
             f"{bits_to_digits(modulus_bits):,} digits so far")
 
 
+def human_seconds(seconds: float) -> str:
+    """A duration for people: days, hours, minutes or seconds."""
+    for unit, width in (("days", DAY), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= width:
+            return f"{seconds / width:,.1f} {unit}"
+    return f"{seconds:.1f} s"
 
 
 def verdict(rows: dict[str, PlanRow], order: list[str], workers: int) -> str:
