@@ -143,9 +143,10 @@ def test_a_damaged_store_resumes_from_what_is_left(origin, row: str) -> None:
     assert [s["exact"] for s in data["seats"]] == reference()
     # only the batches the damage lost are computed again
     assert data["store"]["tasks_run"] == total - (before if loses_newest else newest)
-    said = resumed.stderr.strip().splitlines()  # what it resumes, then what was lost
-    assert len(said) == 2 and said[0].startswith("resuming tiny10, 3 players"), resumed.stderr
-    assert said[1] == f"ladders: {store}: {lost}", resumed.stderr
+    # what was lost (said as the LOCK is taken), then what it resumes from what is left
+    said = resumed.stderr.strip().splitlines()
+    assert len(said) == 2 and said[1].startswith("resuming tiny10, 3 players"), resumed.stderr
+    assert said[0] == f"ladders: {store}: {lost}", resumed.stderr
     named = {"every": "no numbered manifest is left", "page": "manifest/pages/",
              "CURRENT": "manifest/CURRENT", "manifest": f"manifest/{seq:06d}.json"}
     assert next(v for k, v in named.items() if k in row) in lost
