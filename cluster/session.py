@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ladders.cluster.connect import ClusterStart, check_main_guard, connect_checked
 from ladders.cluster.engines import Answer, Engine, Progress, SolveRequest
+from ladders.cluster.errors import ClusterError
 from ladders.cluster.loops import run_dask, run_serial
 from ladders.solver.forked import Forked
 from ladders.solver.result import Solution
@@ -236,8 +237,19 @@ def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Pro
         t0 = time.perf_counter()
         store = engine.create_store(where, problem, request, executor)
         stages = {"store": time.perf_counter() - t0}
-        return _drive(engine, problem, request, store, executor, progress, should_stop, started,
-                      stages)
+        try:
+            return _drive(engine, problem, request, store, executor, progress, should_stop,
+                          started, stages)
+        except ClusterError as exc:
+            if not request.checkpoint or store.current().seq != 0:
+                raise
+            # the cluster could not start or check the store before any work was
+            # committed: the store this call created holds nothing, and left in place it
+            # would refuse the corrected command ("already holds a run") and send a
+            # resume to the cluster that failed
+            store.backend.remove_all()
+            raise ClusterError(f"{exc}; nothing was kept in {store.url}, so the corrected "
+                               "command can start there") from None
 
 
 def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequest,
