@@ -81,9 +81,9 @@ def _chain_problems(model: Any, players: int, target: str | None,
         return [ChainProblem(model.chain, Question("reach", target), model.source)]
     questions = list(model.questions) or [Question()]
     if prop is not None:
-        chosen = [q for q in questions if q.text.split(":")[0] == prop]
+        chosen = [q for q in questions if q.answer_name == prop]
         if not chosen:
-            names = ", ".join(q.text.split(":")[0] for q in questions) or "none"
+            names = ", ".join(q.answer_name for q in questions) or "none"
             raise ValueError(f"no property {prop!r} in {model.chain.name}; its properties: {names}")
         questions = chosen
     return [ChainProblem(model.chain, q, model.source) for q in questions]
@@ -110,7 +110,7 @@ def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | N
     """
     solutions = solve_all(board, players, engine, target=target, property=property, **options)
     if len(solutions) > 1:
-        names = ", ".join(s.problem.question.text.split(":")[0] for s in solutions)
+        names = ", ".join(s.problem.question.answer_name for s in solutions)
         raise ValueError(f"{solutions[0].problem.name} asks {len(solutions)} properties ({names}): "
                          "pick one with property=, or call ladders.solve_all")
     return solutions[0]
