@@ -60,6 +60,10 @@ from ladders.solver.exact import fraction_to_decimal, mpq, mpz
 
 #: Seconds the bounds may walk before they report the digits reached.
 BOUNDS_SECONDS = 5.0
+#: The forward step reads only the rows that hold mass while they are fewer than one
+#: in this many unknowns (sorting their terms by destination costs more a term than the
+#: whole step's precomputed grouping).
+SPARSE_SUPPORT = 8
 #: Bits of the fixed point beyond those of the digits asked (and :data:`PIN_DIGITS`):
 #: the floors drop under ``d_i`` units per row a step, so ``2^48`` row-steps of drops
 #: stay below the last digit asked.
@@ -176,6 +180,10 @@ class _Walk:
         self.f_in_u = int(np.count_nonzero(group < nu))
         self.f_u = group[:self.f_in_u]
         self.f_slots = group[self.f_in_u:] - nu
+        # forward from a few states: the entries grouped by source (CSR order)
+        self.s_ptr = np.r_[0, np.cumsum(np.bincount(src, minlength=nu))].astype(np.int64)
+        self.s_code = code
+        self.s_c = _ints(chain.numerators[entries])
         # backward: the entries that stay in U, grouped by source (CSR order)
         b_src = src[inside]
         self.b_dst = dst_pos[inside]
@@ -196,6 +204,7 @@ class _Walk:
                 raise ValueError(f"the start state {chain.states[i]!r} is neither unknown, a "
                                  "target, nor unable to reach a target")
         self.occupied = np.zeros(nu, dtype=object)
+        self.support = np.flatnonzero(self.v)
         self.steps = 0
         self.w = np.full(nu, self.scale, dtype=object)
         self.w_sum = np.zeros(nu, dtype=object)
@@ -210,19 +219,48 @@ class _Walk:
 
     def forward(self) -> None:
         """``v_{t+1}(j) = sum_i floor(v_i / d_i) c_ij``, the mass leaving ``U`` entered
-        in its slot, ``v_t`` added to the occupation ``sum_{t<N} v_t``."""
-        self.occupied += self.v
-        v = np.zeros(self.nu, dtype=object)
-        if len(self.f_c):
-            sums = np.add.reduceat((self.v // self.den)[self.f_src] * self.f_c, self.f_starts)
-            v[self.f_u] = sums[:self.f_in_u]
-            self.entered[self.f_slots] += sums[self.f_in_u:]
-        self.v = v
+        in its slot, ``v_t`` added to the occupation ``sum_{t<N} v_t``.
+
+        Where the mass lies on few states (:data:`SPARSE_SUPPORT`; a model checker's
+        chain moves it along a front: nand 20-2 holds it on 314 of 125,664 unknowns a
+        step on average), only their rows are read; the sums are the same integers."""
+        nz = self.support
+        if len(nz) * SPARSE_SUPPORT >= self.nu:
+            self.occupied += self.v
+            v = np.zeros(self.nu, dtype=object)
+            if len(self.f_c):
+                sums = np.add.reduceat((self.v // self.den)[self.f_src] * self.f_c,
+                                       self.f_starts)
+                v[self.f_u] = sums[:self.f_in_u]
+                self.entered[self.f_slots] += sums[self.f_in_u:]
+            self.v = v
+            self.support = np.flatnonzero(v)
+        elif len(nz):
+            self.occupied[nz] += self.v[nz]
+            starts = self.s_ptr[nz]
+            lengths = self.s_ptr[nz + 1] - starts
+            total = int(lengths.sum())
+            offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+            entries = offsets + np.arange(total, dtype=np.int64)
+            terms = np.repeat(self.v[nz] // self.den[nz], lengths) * self.s_c[entries]
+            code = self.s_code[entries]
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if total else order
+            sums = np.add.reduceat(terms[order], first) if total else terms
+            code = code[first]
+            inside = code < self.nu
+            np.add.at(self.entered, code[~inside] - self.nu, sums[~inside])
+            self.v[nz] = 0
+            code, sums = code[inside], sums[inside]
+            kept = sums != 0
+            self.support = code[kept]
+            self.v[self.support] = sums[kept]
         self.steps += 1
 
     def mass_left(self) -> bool:
         """Whether any mass is still inside ``U``."""
-        return bool(np.any(self.v))
+        return len(self.support) > 0
 
     def backward(self) -> None:
         """One backward step: ``w_{m+1}(s) = ceil(sum_j c_sj w_m(s) / d_s)`` (so

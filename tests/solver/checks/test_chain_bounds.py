@@ -222,3 +222,45 @@ def test_a_start_on_the_target_is_answered_at_once() -> None:
         report = check(chain, question, values)
         assert report["passed"] and report["steps"] <= 1 and report["digits"] == 16
         assert all(a["lower_decimal"] == a["upper_decimal"] for a in report["answers"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_chains(), st.sampled_from(["absorb", "reach", "reward"]))
+def test_the_forward_step_from_a_few_states_gives_the_same_integers(chain: Chain,
+                                                                      kind: str) -> None:
+    """The step that reads only the rows holding mass (SPARSE_SUPPORT) and the step over
+    every row give the same bounds, step by step (``==``)."""
+    import ladders.solver.checks.chain_bounds as cb
+    question = Question(kind, target=None if kind == "absorb" else "t",
+                        reward="r" if kind == "reward" else None)
+    plan = plan_question(chain, question)
+    found = []
+    for every_row in (True, False):
+        saved = cb.SPARSE_SUPPORT
+        cb.SPARSE_SUPPORT = 10**9 if every_row else 0
+        try:
+            found.append(chain_bounds_within(chain, question, plan, 12, 5.0))
+        finally:
+            cb.SPARSE_SUPPORT = saved
+    dense, sparse = found
+    assert (dense.lower, dense.upper, dense.steps) == (sparse.lower, sparse.upper, sparse.steps)
+
+
+def test_a_long_walk_from_a_few_states_matches_the_whole_step() -> None:
+    """A 300-state ruin walked for hundreds of steps: the mass spreads from one state to
+    all (the step switches from the few rows to every row); the bounds are the same."""
+    import ladders.solver.checks.chain_bounds as cb
+    chain = ruin(300, mpq(2, 5), 150)
+    question = Question("reach", target="win")
+    plan = plan_question(chain, question)
+    found = []
+    for support in (10**9, cb.SPARSE_SUPPORT):
+        saved = cb.SPARSE_SUPPORT
+        cb.SPARSE_SUPPORT = support
+        try:
+            found.append(chain_bounds_within(chain, question, plan, 16, 60.0))
+        finally:
+            cb.SPARSE_SUPPORT = saved
+    assert found[0].lower == found[1].lower and found[0].upper == found[1].upper
+    assert found[0].stopped is None and found[1].stopped is None
+    assert found[0].steps == found[1].steps > 100
