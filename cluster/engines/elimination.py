@@ -194,7 +194,7 @@ class EliminationEngine(Engine):
         from ladders.solver.engines.elimination_plan import make_plan
         order = request.options.get("order", "auto")
         return make_plan(problem.system, request.options.get("block_size"),
-                         None if order == "auto" else order)
+                         None if order == "auto" else order, getattr(problem, "symbolic", None))
 
     def create_store(self, where: str, problem: Problem, request: SolveRequest,
                      executor: str) -> RunStore:

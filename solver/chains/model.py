@@ -234,9 +234,20 @@ class ChainBuilder:
         return i
 
     def states(self, names: Iterable[str]) -> None:
-        """Add states in this order (their indices follow it)."""
-        for name in names:
-            self.state(name)
+        """Add states in this order (their indices follow it). Into an empty builder, a
+        list of distinct names is checked as one (a model checker's million states)."""
+        names = list(names)
+        if (self._names or len(names) > MAX_STATES or len(set(names)) != len(names)
+                or _CONTROL.search(" ".join(names)) or "" in names
+                or max(map(len, names), default=0) > MAX_NAME):
+            for name in names:  # one by one: the error names the state
+                self.state(name)
+            return
+        self._names = names
+        self._index = {name: i for i, name in enumerate(names)}
+        self._rows = [{} for _ in names]
+        self._lines = [{} for _ in names]
+        self._row_line = [None] * len(names)
 
     def known(self, name: str, line: int | None = None) -> int:
         """The index of an existing state (a :class:`ChainError` naming it otherwise)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from ladders.solver.chains.questions import (INFINITY, Plan, Question, answers, 
                                              plan_question, state_values)
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
+
+if TYPE_CHECKING:
+    from ladders.solver.engines.elimination_plan import Analysis
 
 
 #: Most unknowns a chain question solves by fraction-free elimination in this process
@@ -98,6 +101,22 @@ class ChainProblem:
         return ChainSize(self.unknowns, nnz, len(self.plan.columns))
 
     @cached_property
+    def symbolic(self) -> tuple[list[int], Analysis] | None:
+        """The default pivot order and its symbolic elimination, where the elimination in
+        this process is cheap (:attr:`sparse`); None where it is not. The elimination's
+        plan reuses it (:func:`~ladders.solver.engines.elimination_plan.make_plan`)."""
+        from ladders.solver.engines.elimination_plan import symbolic_elimination
+        from ladders.solver.system import default_order
+        size = self.size
+        if size.unknowns > SPARSE_UNKNOWNS or size.nonzeros > SPARSE_ROW * max(size.unknowns, 1):
+            return None
+        order = default_order(self.system)
+        analysis = symbolic_elimination(self.system, order, budget=SPARSE_UPDATES)
+        if sum(analysis[1]) > SPARSE_UPDATES:
+            return None
+        return order, analysis
+
+    @property
     def sparse(self) -> bool:
         """Whether the fraction-free elimination in this process is cheap here: few
         unknowns (:data:`SPARSE_UNKNOWNS`), sparse rows (:data:`SPARSE_ROW`), and a
@@ -106,14 +125,7 @@ class ChainProblem:
         chains are (egl 5-2, 33,789 unknowns: 34,810 updates, solved in 0.67 s against
         5.4 s for the p-adic lifting, most of which is loading its compiled kernels);
         pieces that meet are not (hasbro, 2 players: 260 million updates)."""
-        from ladders.solver.engines.elimination_plan import symbolic_elimination
-        from ladders.solver.system import default_order
-        size = self.size
-        if size.unknowns > SPARSE_UNKNOWNS or size.nonzeros > SPARSE_ROW * max(size.unknowns, 1):
-            return False
-        _, costs, _ = symbolic_elimination(self.system, default_order(self.system),
-                                           budget=SPARSE_UPDATES)
-        return sum(costs) <= SPARSE_UPDATES
+        return self.symbolic is not None
 
     def describe(self) -> str:
         return (f"{self.chain.name} ({self.chain.size:,} states, {self.chain.nnz:,} transitions): "

@@ -203,8 +203,13 @@ def symbolic_elimination(system: LinearSystem, order: list[int],
     return updated, costs, fill
 
 
+#: One order's symbolic elimination, as :func:`symbolic_elimination` returns it.
+Analysis = tuple[list[list[int]], list[int], int]
+
+
 def make_plan(system: LinearSystem, block_size: int | None = None,
-              order: list[int] | str | None = None) -> EliminationPlan:
+              order: list[int] | str | None = None,
+              analysed: tuple[list[int], Analysis] | None = None) -> EliminationPlan:
     """Plan the elimination of ``system``: pivot order, column blocks, task graph.
 
     ``order`` is a list of unknowns (target last), a name from :data:`ORDERS`, or
@@ -212,20 +217,30 @@ def make_plan(system: LinearSystem, block_size: int | None = None,
     the fewest row-entry updates wins (measured on ``hasbro``: cut at 60, ``far`` needs
     1.65 M updates against 1.83 M and runs faster; on the full board ``labels`` needs
     28 M against 53 M and runs faster). Blocks hold ``block_size`` pivots each, or by
-    default are balanced by cost (:func:`balanced_blocks`).
+    default are balanced by cost (:func:`balanced_blocks`). ``analysed``: an order and
+    its complete analysis, done already (a chain question's sparseness test,
+    :attr:`~ladders.solver.chains.problem.ChainProblem.symbolic`), not done again.
     """
     n = system.size
+    known = {tuple(analysed[0]): analysed[1]} if analysed is not None else {}
+
+    def analyse(o: list[int]) -> Analysis:
+        if tuple(o) not in known:
+            known[tuple(o)] = symbolic_elimination(system, o)
+        return known[tuple(o)]
+
     if block_size is not None and block_size < 1:
         raise ValueError(f"block size must be at least 1, got {block_size}")
     if order is None or order == "auto":
+        # a chain's states have one label each: its named orders are one order
         candidates = [pivot_order(system, name) for name in ORDERS]
-        analysed = [(symbolic_elimination(system, o), o) for o in candidates]
-        (updated, costs, fill), order = min(analysed, key=lambda a: sum(a[0][1]))
+        (updated, costs, fill), order = min(((analyse(o), o) for o in candidates),
+                                            key=lambda a: sum(a[0][1]))
     else:
         order = pivot_order(system, order) if isinstance(order, str) else list(order)
         if sorted(order) != list(range(n)) or order[-1] != system.target:
             raise ValueError("the pivot order must list every unknown once, the target last")
-        updated, costs, fill = symbolic_elimination(system, order)
+        updated, costs, fill = analyse(order)
     if block_size is not None:
         blocks = tuple((lo, min(lo + block_size, n)) for lo in range(0, n, block_size))
     else:
