@@ -212,6 +212,7 @@ class Checks(threading.Thread):
                                certificate=answer.certificate, cross=cross, digits=digits,
                                bounds=self.bounds)
         report["bounds"]["seconds"] = round(self.seconds["bounds"], 3)
+        report["bounds"]["process"] = "forked" if self._child is not None else "this"
         return report
 
 

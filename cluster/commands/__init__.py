@@ -210,11 +210,18 @@ class task_bar:
         self.t0 = self.logged = time.monotonic()
         self.lock = threading.Lock()
         self.ended = threading.Event()
+        self.ticking = False
         terminal = sys.stderr.isatty()
 
         def step(done: int, total: int, digits: int, stage: tuple[str, str] | None = None,
                  note: str | None = None) -> None:
             with self.lock:
+                if not self.ticking:
+                    # started at the first step, not before: the session forks the
+                    # bounds' process first, where this process has no other thread
+                    self.ticking = True
+                    threading.Thread(target=self._tick, args=(terminal,),
+                                     name="ladders-progress", daemon=True).start()
                 if stage is not None and stage != (self.desc, self.unit):
                     self._close()
                     (self.desc, self.unit), self.last = stage, None
@@ -240,8 +247,6 @@ class task_bar:
                 if note is not None:
                     self.bar.refresh()
 
-        threading.Thread(target=self._tick, args=(terminal,), name="ladders-progress",
-                         daemon=True).start()
         return step
 
     def _tick(self, terminal: bool) -> None:
