@@ -93,6 +93,10 @@ class Work(Protocol):
     def tally(self) -> tuple[int, int]:
         """Tasks run in this session, and tasks of the run (done so far or in all)."""
 
+    def tail_seconds(self) -> float | None:
+        """Seconds the run expects to need after its last unit (a reconstruction at
+        full size), for the progress line's time left; None where nothing is known."""
+
 
 class OneStep(abc.ABC):
     """:class:`Work` of one item run in this process, for a computation that is not
@@ -136,6 +140,9 @@ class OneStep(abc.ABC):
 
     def tally(self) -> tuple[int, int]:
         return (1, 1) if self.done else (0, 1)
+
+    def tail_seconds(self) -> float | None:
+        return None
 
 
 def run_serial(work: Work, should_stop: Callable[[], bool],

@@ -285,7 +285,7 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
         def report() -> None:
             figures = work.figures()
             if progress is not None and figures is not None:
-                progress(*figures)
+                progress(*figures, tail=work.tail_seconds())
 
         t0 = time.perf_counter()
         if executor == "serial":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,7 +156,8 @@ def test_a_batch_run_says_what_it_waits_for_what_a_stop_drops_and_what_it_resume
             time.sleep(0.05)
         # said before the first batch was done, with the cost model's time of a batch
         waiting = [line for line in said.lines if "waiting for the first batches" in line]
-        assert waiting and waiting[0].startswith("batches: 0, "), said.lines
+        # out of the batches expected: the attempt at the fitted size, 256 primes a batch
+        assert waiting and waiting[0].startswith("batches: 0/1,961, "), said.lines
         assert "each on a quiet worker" in waiting[0]
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the workers get it too
         lines = said.all(proc)
@@ -177,7 +179,9 @@ def test_a_batch_run_says_what_it_waits_for_what_a_stop_drops_and_what_it_resume
         batches = "1 batch" if done == 1 else f"{done:,} batches"
         assert first == (f"resuming hasbro, 4 players (series engine) from {store}: {batches} "
                          f"({256 * done:,} primes) done"), first
-        assert said.wait_for("waiting for the next batches", proc).startswith(f"batches: {done:,}, ")
+        # the total from the bits a batch has brought so far
+        assert re.match(rf"batches: {done:,}/1,9\d\d, ",
+                        said.wait_for("waiting for the next batches", proc))
         proc.send_signal(signal.SIGINT)
         said.all(proc)
     finally:
@@ -212,6 +216,33 @@ def test_progress_lines_keep_coming_while_nothing_is_done(capsys: pytest.Capture
             time.sleep(0.01)
         assert seen.splitlines()[0].startswith("batches: 1, 20 digits, ")
         assert "waiting" not in seen
+
+
+def test_the_progress_line_gives_the_time_left_from_the_measured_rate(
+        capsys: pytest.CaptureFixture) -> None:
+    """The units left at this session's measured seconds a unit, plus the tail the run
+    expects after its last unit; none before a unit is done or without a total."""
+    from ladders.cluster.commands import task_bar
+
+    class quick(task_bar):
+        LOG_EVERY = 0.0
+
+    with quick(("batches", "batch")) as step:
+        t0 = time.monotonic()
+        step(2, 10, 0)                        # resumed: 2 done before this session
+        time.sleep(0.05)
+        step(6, 10, 0, tail=30.0)             # 4 done in this session
+        time.sleep(0.05)
+        spent = time.monotonic() - t0
+        lines = capsys.readouterr().err.splitlines()
+    before = [line for line in lines if line.startswith("batches: 2/10")]
+    after = [line for line in lines if line.startswith("batches: 6/10")]
+    assert before and after and not any("left" in line for line in before)
+    for line in after:
+        assert line.endswith(" s left")
+        left = float(line.rsplit("about ", 1)[1].split()[0])
+        # 4 units left at (their seconds) / 4 a unit, the tail, less the time since
+        assert 30.0 - spent <= left <= 30.0 + spent
 
 
 def test_a_long_solve_without_a_checkpoint_is_warned_that_it_keeps_nothing() -> None:

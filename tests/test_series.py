@@ -340,6 +340,23 @@ def test_a_replay_attempts_once_at_the_end():
     assert replay.bits == product.bit_length() - 1
 
 
+def test_the_stream_logs_its_attempts_and_scales_them_to_the_final_size():
+    """Every attempt's modulus size and seconds are logged; the succeeding attempt's
+    seconds are estimated from the largest one, as O(n log^2 n)."""
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    stream = series.ReconstructionStream(2, holdout=2, first_bits=64)
+    it = series.random_primes(5)
+    assert stream.attempt_seconds_at(10_000) is None       # nothing measured yet
+    while not stream.add(batch := [next(it) for _ in range(8)], _residues_of(values, batch)):
+        pass
+    assert len(stream.attempt_log) == stream.attempts >= 2
+    sizes = [b for b, _ in stream.attempt_log]
+    assert sizes == sorted(sizes) and sizes[-1] <= stream.bits
+    big = [(b, t) for b, t in stream.attempt_log if b >= 1024]
+    b, t = max(big)
+    assert stream.attempt_seconds_at(4 * b) == t * 4 * (math.log2(4 * b) / math.log2(b)) ** 2
+
+
 def test_wrong_candidate_is_refused_by_held_out_primes():
     # the build primes see one fraction, the held-out primes another: the candidate
     # reconstructed from the build primes is valid-looking but wrong, and is refused

@@ -189,13 +189,19 @@ class task_bar:
     file, a pipe) one plain line every ``LOG_EVERY`` seconds and one at the end, never
     carriage-return updates (clig.dev's advice).
 
-    The step function is ``step(done, total, digits, stage=None, note=None)``: a
-    ``stage`` (a description and unit, e.g. the factorization before the lifting)
-    different from the current one ends the current bar and starts one for that stage;
-    a ``note`` says what the run waits for until the next unit is done (the first
-    batches of a 5-player run: minutes), shown at once and with every line until then.
-    The lines go on while nothing is done (a thread keeps them coming: a run waiting
-    for its first batches is not silent for minutes)."""
+    The step function is ``step(done, total, digits, stage=None, note=None,
+    tail=None)``: a ``stage`` (a description and unit, e.g. the factorization before
+    the lifting) different from the current one ends the current bar and starts one for
+    that stage; a ``note`` says what the run waits for until the next unit is done (the
+    first batches of a 5-player run: minutes), shown at once and with every line until
+    then. The lines go on while nothing is done (a thread keeps them coming: a run
+    waiting for its first batches is not silent for minutes).
+
+    The time left (:meth:`left`) is the units still to do at the rate measured in this
+    session, from its first step (a resumed run's units done before are no part of it;
+    the cluster's start is, and weighs little in a long run: measured from the first
+    unit instead, the first wave of a cluster's workers, done together, would make the
+    rate too fast), plus the ``tail`` the run expects after its last unit."""
 
     #: Seconds between two progress lines off a terminal.
     LOG_EVERY = 30.0
@@ -211,10 +217,13 @@ class task_bar:
         self.lock = threading.Lock()
         self.ended = threading.Event()
         self.ticking = False
+        self.first: tuple[float, int] | None = None  # (when, done) the rate counts from
+        self.moved = self.t0
+        self.tail: float | None = None
         terminal = sys.stderr.isatty()
 
         def step(done: int, total: int, digits: int, stage: tuple[str, str] | None = None,
-                 note: str | None = None) -> None:
+                 note: str | None = None, tail: float | None = None) -> None:
             with self.lock:
                 if not self.ticking:
                     # started at the first step, not before: the session forks the
@@ -226,7 +235,13 @@ class task_bar:
                     self._close()
                     (self.desc, self.unit), self.last = stage, None
                     self.t0 = self.logged = time.monotonic()
+                    self.first = None
+                if self.first is None:
+                    self.first = (time.monotonic(), done)  # the rate counts from here
+                if self.last is None or done != self.last[0]:
+                    self.moved = time.monotonic()  # when the count last changed
                 self.last = (done, total, digits)
+                self.tail = tail
                 if note is not None:
                     self.note = (done, note)
                 elif self.note is not None and self.note[0] != done:
@@ -237,12 +252,15 @@ class task_bar:
                     return
                 if self.bar is None:
                     from tqdm import tqdm
+                    # tqdm's own estimate smooths the rate from the bar's start; the
+                    # time left is this bar's (see left())
                     self.bar = tqdm(total=total or None, desc=self.desc, unit=self.unit,
-                                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
-                if self.note is not None:
-                    self.bar.set_postfix_str(self.note[1], refresh=False)
-                elif digits:
-                    self.bar.set_postfix_str(f"{digits:,} digits", refresh=False)
+                                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True,
+                                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} "
+                                               "[{elapsed}{postfix}]")
+                if total and self.bar.total != total:
+                    self.bar.total = total
+                self.bar.set_postfix_str(self._postfix(), refresh=False)
                 self.bar.update(done - self.bar.n)
                 if note is not None:
                     self.bar.refresh()
@@ -260,14 +278,45 @@ class task_bar:
                       and time.monotonic() - self.logged >= self.LOG_EVERY):
                     self._line()
 
+    def left(self) -> float | None:
+        """Seconds left: the units still to do at this session's measured seconds a
+        unit (up to the last unit done), plus the tail, less the time since that unit;
+        None before a unit was done in this session, or with no total."""
+        if self.last is None or self.first is None:
+            return None
+        done, total, _ = self.last
+        t1, d1 = self.first
+        if not total or done <= d1:
+            return None
+        per = (self.moved - t1) / (done - d1)
+        ahead = max(0, total - done) * per + (self.tail or 0.0)
+        return max(0.0, ahead - (time.monotonic() - self.moved))
+
+    def _postfix(self) -> str:
+        """The bar's words after the count: the note, or the digits and the time left."""
+        if self.note is not None:
+            return self.note[1]
+        from ladders.cluster.engines import human_seconds
+        assert self.last is not None
+        parts = [f"{self.last[2]:,} digits"] if self.last[2] else []
+        left = self.left()
+        if left is not None:
+            parts.append(f"about {human_seconds(left)} left")
+        return ", ".join(parts)
+
     def _line(self) -> None:
         assert self.last is not None
         done, total, digits = self.last
         of = f"/{total:,}" if total else ""
         more = f", {digits:,} digits" if digits else ""
+        left = self.left()
+        if left is not None and self.note is None:
+            from ladders.cluster.engines import human_seconds
+            more += f", {time.monotonic() - self.t0:,.0f} s, about {human_seconds(left)} left"
+        else:
+            more += f", {time.monotonic() - self.t0:,.0f} s"
         note = f" ({self.note[1]})" if self.note is not None else ""
-        click.echo(f"{self.desc}: {done:,}{of}{more}, {time.monotonic() - self.t0:,.0f} s{note}",
-                   err=True)
+        click.echo(f"{self.desc}: {done:,}{of}{more}{note}", err=True)
         self.logged = time.monotonic()
 
     def _close(self) -> None:

@@ -45,13 +45,16 @@ IN_MEMORY_LIMIT = 2000
 
 
 class Progress(Protocol):
-    """How a run reports progress: ``done`` of ``total`` (0: not known yet) units, the
-    digits reached so far, a ``stage`` (a description and unit) when a new phase
-    starts (e.g. the modular engine's factorization before its lifting), and a
-    ``note``: what the run waits for until the next unit is done (its first batches)."""
+    """How a run reports progress: ``done`` of ``total`` (0: not known yet; the series
+    engine's: expected) units, the digits reached so far, a ``stage`` (a description
+    and unit) when a new phase starts (e.g. the modular engine's factorization before
+    its lifting), a ``note``: what the run waits for until the next unit is done (its
+    first batches), and ``tail``: the seconds expected after the last unit (the
+    reconstruction at full size), for the time left."""
 
     def __call__(self, done: int, total: int, digits: int,
-                 stage: tuple[str, str] | None = None, note: str | None = None) -> None: ...
+                 stage: tuple[str, str] | None = None, note: str | None = None,
+                 tail: float | None = None) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,9 @@ class EliminationWork:
     def tally(self) -> tuple[int, int]:
         return len(self.state.done) - self.before, len(self.plan.tasks())
 
+    def tail_seconds(self) -> float | None:
+        return None  # the target's row is the last task
+
 
 class InMemory(OneStep):
     """Small problems: the plan eliminated in this process, no store."""

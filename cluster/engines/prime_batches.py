@@ -256,3 +256,6 @@ class BatchWork(abc.ABC):
 
     def tally(self) -> tuple[int, int]:
         return self.batches() - self.before, self.batches()
+
+    def tail_seconds(self) -> float | None:
+        return None

@@ -144,11 +144,27 @@ class SeriesWork(BatchWork):
         return self.stream.bits
 
     def figures(self) -> tuple[int, int, int]:
-        """Batches, and the digits of a fraction the modulus could give so far: half its
-        own, or all of them over the denominator multiple (three players)."""
+        """Batches, the batches expected in all (the modulus the plan expects the
+        succeeding attempt at, :meth:`ReconstructionStream.final_bits`, at the bits a
+        batch has brought so far; one more than done once that is passed), and the
+        digits of a fraction the modulus could give so far: half its own, or all of them
+        over the denominator multiple (three players)."""
+        from ladders.solver.estimate import SERIES_PRIME_BITS
         from ladders.solver.exact import bits_to_digits
-        bits = self.bits() if self.stream.multiple else self.bits() // 2
-        return self.batches(), 0, bits_to_digits(bits)
+        stream = self.stream
+        done = self.batches()
+        total = 0
+        if stream.expected_bits > 0:
+            per = stream.bits / done if done and stream.bits else SERIES_PRIME_BITS * self.size
+            total = max(math.ceil(stream.final_bits() / per), done + (stream.values is None))
+        bits = stream.bits if stream.multiple else stream.bits // 2
+        return done, total, bits_to_digits(bits)
+
+    def tail_seconds(self) -> float | None:
+        """The attempt expected to succeed, from the attempts made so far
+        (:meth:`~ReconstructionStream.attempt_seconds_at`); None before the first."""
+        stream = self.stream
+        return None if stream.values is not None else stream.attempt_seconds_at(stream.final_bits())
 
     def conclude(self) -> bool:
         """Take a finished attempt's outcome; start the next one if it is due (beside

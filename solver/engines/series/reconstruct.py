@@ -5,6 +5,7 @@ candidate at held-out primes."""
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -309,6 +310,8 @@ class Candidate:
     crt_seconds: float = 0.0
     #: found over the stream's denominator multiple M, without rational reconstruction
     via_multiple: bool = False
+    #: ``log2`` of the modulus the attempt was made at (held-out primes included)
+    bits: int = 0
 
 
 @dataclass
@@ -380,6 +383,8 @@ class ReconstructionStream:
     next_bits: int = 0
     #: the values were found over the denominator multiple
     via_multiple: bool = False
+    #: ``(bits, seconds)`` of every attempt so far
+    attempt_log: list[tuple[int, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
@@ -459,11 +464,27 @@ class ReconstructionStream:
         self.attempts += 1
         self.rejected += candidate.rejected
         self.attempt_seconds += candidate.seconds
+        self.attempt_log.append((candidate.bits, candidate.seconds))
         if candidate.values is not None:
             self.values = candidate.values
             self.via_multiple = candidate.via_multiple
         else:
             self.next_bits = self._next_target()
+
+    def final_bits(self) -> int:
+        """The size of the attempt expected to succeed: the next one, or the size the
+        plan expects where that is further."""
+        return max(self.next_bits, int(self.near * self.expected_bits))
+
+    def attempt_seconds_at(self, bits: int) -> float | None:
+        """An attempt's seconds at ``bits``, from the largest one made so far: the CRT
+        and the half-gcd cost ``O(n log^2 n)``, so its seconds times ``(bits / b)
+        (log2 bits / log2 b)^2``; None before any attempt of 1,024 bits or more."""
+        made = [(b, t) for b, t in self.attempt_log if b >= 1024]
+        if not made:
+            return None
+        b, t = max(made)
+        return t * (bits / b) * (math.log2(max(bits, 2)) / math.log2(b)) ** 2
 
     def _next_target(self) -> int:
         b = self.bits
@@ -524,8 +545,9 @@ class ReconstructionStream:
                 rejected = 1
             else:
                 values = [mpq(nj, den) for nj in nums]
+        bits = int(sum(float(np.log2(p.astype(np.float64)).sum()) for p, _, _ in chunks))
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
-                         via and values is not None)
+                         via and values is not None, bits)
 
     def _over_multiple(self, xs: list[mpz], m: mpz) -> tuple[list[mpz], mpz] | None:
         """``(N_j, D)`` over the denominator multiple ``D`` (the last column), once its
