@@ -51,7 +51,9 @@ class Work(Protocol):
     run ends when :meth:`finished` (a plain question, no work) says so.
     """
 
-    #: items the loop keeps in flight per worker, beyond one each
+    #: items the loop keeps queued at the scheduler beyond one per worker thread, for
+    #: every :data:`SPARE_THREADS` threads (a freed thread takes one at once, while the
+    #: driver commits or waits for its lock)
     queued: int
     #: whether this process runs the first items while a local cluster starts (the
     #: critical path of a chain of tasks starts sooner)
@@ -176,7 +178,10 @@ class WorkerWatch:
         self.last_seen = self.last_check = self.last_roll = time.monotonic()
         # a limit shorter than the usual interval is checked often enough to be honoured
         self.every = min(self.EVERY_S, limit / 2)
-        self.workers = set(client.nthreads())
+        nthreads = client.nthreads()
+        self.workers = set(nthreads)
+        #: the cluster's worker threads at the last look (workers join and leave)
+        self.threads = sum(nthreads.values())
 
     def roll(self) -> None:
         """Say on stderr which workers left since the last look (killed, out of memory,
@@ -188,7 +193,9 @@ class WorkerWatch:
         if now - self.last_roll < self.ROLL_S or self.stopping():
             return
         self.last_roll = now
-        workers = set(self.client.nthreads())
+        nthreads = self.client.nthreads()
+        workers = set(nthreads)
+        self.threads = sum(nthreads.values())
         for gone in sorted(self.workers - workers):
             click.echo(f"ladders: worker {gone} left the cluster ({len(workers)} now); its "
                        "tasks run again on the others", err=True)
@@ -221,11 +228,20 @@ class WorkerWatch:
                 self.check()
 
 
-def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], bool],
+#: A loop keeps ``Work.queued`` tasks queued beyond the running ones for every this many
+#: worker threads: 1 on a local cluster of 2, 16 on 256 threads (a 5-player batch of
+#: 1,024 primes is about 2 minutes of a worker; 256 of them finish 2 a second).
+SPARE_THREADS = 16
+
+
+def run_dask(client: Any, work: Work, should_stop: Callable[[], bool],
              progress: Callable[[], None] = lambda: None,
              no_worker_limit: float = ClusterSpec.no_worker_limit) -> bool:
-    """Keep at most ``window`` tasks in flight on ``client``'s cluster, accept each
-    receipt as it arrives, submit what became ready, then commit; True if stopped
+    """Keep a task in flight on every worker thread of ``client``'s cluster, and
+    ``work.queued`` more for every :data:`SPARE_THREADS` of them, counted again each
+    second as workers join (a cluster of hundreds is started beside the driver, not
+    before it) or leave; accept each receipt as it arrives, submit what became ready,
+    then commit; True if stopped
     (the tasks still in flight are cancelled, and stderr says so: a batch of a 5-player
     run is minutes of a worker; the committed manifest is the resume point). A cluster
     left without workers for ``no_worker_limit`` seconds is an error, not an endless
@@ -237,6 +253,8 @@ def run_dask(client: Any, work: Work, window: int, should_stop: Callable[[], boo
     work.attach(client)
 
     def submit() -> None:
+        threads = max(1, watch.threads)
+        window = threads + work.queued * max(1, threads // SPARE_THREADS)
         for item in work.ready(set(in_flight.values()), window - len(in_flight)):
             task = work.task(item)
             fut = client.submit(task.function, *task.args, key=task.key, pure=False,

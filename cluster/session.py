@@ -305,11 +305,11 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
                 if connected is None:
                     interrupted, answered = True, None
                 else:
-                    client, workers, startup = connected
+                    client, _, startup = connected
                     t0 += startup
                     checks.start()
-                    interrupted = run_dask(client, work, max(1, workers + work.queued),
-                                           should_stop, report, spec.no_worker_limit)
+                    interrupted = run_dask(client, work, should_stop, report,
+                                           spec.no_worker_limit)
                     stages["solve"] = time.perf_counter() - t0
                     cluster.release()  # the cluster closes while this process verifies
                     answered = None if interrupted else _answer(engine, work, problem, request,

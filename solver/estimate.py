@@ -206,6 +206,23 @@ SERIES_DRIVER_BYTES_PER_BIT = 4.7
 SERIES_DRIVER_BASE_BYTES = 0.5e9
 
 
+#: A worker's memory for the series engine: what a process holds with ladders and the
+#: kernels loaded (and Dask's worker around it), and the kernel's arrays, by the terms
+#: of the split's two sides (``m_a + L``, :class:`~ladders.solver.engines.series.algebra.Split`).
+#: Measured on hasbro (2026-11-26, one process computing 4 primes, its peak): 3 and 4
+#: players (3,088 and 6,014 terms) 167 MB, 5 players (82,090) 185 MB, 6 (158,166) 189
+#: MB; the Dask workers of the 4-player run held about 125 MB each.
+SERIES_WORKER_BASE_BYTES = 0.2e9
+SERIES_WORKER_BYTES_PER_TERM = 150.0
+
+
+def series_worker_bytes(data: Any, players: int) -> float:
+    """A series worker's peak memory (:data:`SERIES_WORKER_BYTES_PER_TERM`)."""
+    from ladders.solver.engines.series import choose_split
+    sp = choose_split(data, players)
+    return SERIES_WORKER_BASE_BYTES + SERIES_WORKER_BYTES_PER_TERM * (sp.m_a + sp.length)
+
+
 def series_driver_bytes(data: Any, players: int) -> float:
     """The series driver's peak memory, by the size of the fractions it reconstructs:
     6 players on hasbro, fractions of 10 billion bits, about 47 GB (the reconstruction
@@ -215,24 +232,72 @@ def series_driver_bytes(data: Any, players: int) -> float:
     return SERIES_DRIVER_BASE_BYTES + SERIES_DRIVER_BYTES_PER_BIT * bits
 
 
-def series_forecast(chain: AbsorbingChain, players: int) -> dict[str, float]:
+#: How much slower a prime is with n workers busy on one machine than alone:
+#: ``1 + SERIES_CONTENTION log2(n)`` (the kernels' transforms share the memory bandwidth
+#: and the last-level cache). Fit to the prime's cost on a busy core against one alone:
+#: on this project's 2-core machine, 4 players 5.39 ms against 4.84 (1.11; 3 players
+#: 2.0-2.35 against 1.84); on a 16-core machine (issue 39, Python 3.12), 4 players 8.04
+#: ms in Dask workers against 6.04 alone (1.33), 5 players 123 against 103 (1.19). The
+#: model says 1.08 and 1.32.
+SERIES_CONTENTION = 0.08
+#: Workers a machine holds when ``ladders plan`` is not told (the 16-core machine of the
+#: measurements above).
+MACHINE_WORKERS = 16
+#: Seconds a bit of the modulus costs the reconstruction that succeeds, after the last
+#: batch the run needs (the CRT of every residue, the half-gcd of one seat, the others
+#: through its denominator, the lowest terms): measured in the driver alone, 119.5 s at
+#: 31 million bits (4 players on hasbro, a resume's one attempt, 2026-11-26) and 2,033 s
+#: at 616 million (5 players, known fractions, ``scripts/bench_driver.py``). Three
+#: players, over the denominator multiple, take no reconstruction: a fraction of a
+#: second.
+SERIES_TAIL_SECONDS_PER_BIT = 3.5e-6
+#: The same over the denominator multiple (3 players on hasbro: 0.23 s at 614,000 bits).
+SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
+
+
+def contention(per_machine: int) -> float:
+    """The factor a prime's time grows by with ``per_machine`` workers busy on one
+    machine (:data:`SERIES_CONTENTION`)."""
+    return 1.0 + SERIES_CONTENTION * math.log2(max(1, per_machine))
+
+
+def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
+                    per_machine: int | None = None) -> dict[str, float]:
     """The series engine's run from the cost model alone, in no time (no prime is run):
-    ``primes``, ``seconds_per_prime`` (CPU of one core, :data:`SERIES_UNIT_SECONDS`),
-    ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`).
-    What a solve states before it starts, what decides that a run is out of reach, and
-    the figures of ``ladders plan`` (:func:`series_figures`): one figure everywhere."""
-    from ladders.solver.engines.series import chain_data, choose_split, split_cost
+    ``primes``, ``seconds_per_prime`` (CPU of one core alone, :data:`SERIES_UNIT_SECONDS`),
+    ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`);
+    on ``workers`` workers, ``per_machine`` of them on each machine (default: up to
+    :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``tail_seconds``
+    (the reconstruction after the last batch, :data:`SERIES_TAIL_SECONDS_PER_BIT`),
+    ``seconds`` (the wall time: ``primes seconds_per_prime contention / workers +
+    tail``), ``core_hours`` (what the workers are held for) and ``busy_core_hours``
+    (what they compute, before the tail). What a solve states
+    before it starts, what decides that a run is out of reach, and the figures of
+    ``ladders plan`` (:func:`series_figures`): one figure everywhere."""
+    from ladders.solver.engines.series import chain_data, choose_split, needed_bits, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)
     per = split_cost(choose_split(data, players)) * SERIES_UNIT_SECONDS if primes else 0.0
+    machine = min(workers, per_machine or MACHINE_WORKERS)
+    factor = contention(machine)
+    tail = 0.0
+    if primes:
+        multiple = choose_split(data, players).multiple
+        tail = needed_bits(data, players) * (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT if multiple
+                                             else SERIES_TAIL_SECONDS_PER_BIT)
+    busy = primes * per * factor / workers
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
-            "driver_bytes": series_driver_bytes(data, players) if primes else 0.0}
+            "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,
+            "contention": factor, "tail_seconds": tail, "seconds": busy + tail,
+            "core_hours": (busy + tail) * workers / 3600, "busy_core_hours": busy * workers / 3600}
 
 
-def series_figures(chain: AbsorbingChain, players: int, workers: int = 2) -> dict[str, Any]:
+def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
+                   per_machine: int | None = None) -> dict[str, Any]:
     """The series engine's plan: degrees, digits and primes expected, the CPU time of a
-    prime and the driver's memory, all from :func:`series_forecast` (the calibrated
-    model: no prime is run, so no kernel is compiled), and the seconds on ``workers``."""
+    prime, the driver's and a worker's memory, all from :func:`series_forecast` (the
+    calibrated model: no prime is run, so no kernel is compiled), and the wall time and
+    core-hours on ``workers`` (``per_machine`` on each machine)."""
     from ladders.solver.engines.series import plan_series
     plan = plan_series(chain, players)
     digits = digits_estimate(chain, players)
@@ -240,14 +305,19 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2) -> dic
         return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,
                 "seconds": 0.0, "how": "over Q in this process (flint), no primes"}
-    fc = series_forecast(chain, players)
+    fc = series_forecast(chain, players, workers, per_machine)
     primes = int(fc["primes"])
     return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
             "digits_estimate": digits, "primes": primes,
             "ms_per_prime": round(1000 * fc["seconds_per_prime"], 3),
             "core_seconds": round(fc["core_seconds"], 1),
-            "seconds": round(fc["core_seconds"] / workers, 1),
+            "contention": round(fc["contention"], 3),
+            "tail_seconds": round(fc["tail_seconds"], 1),
+            "seconds": round(fc["seconds"], 1),
+            "core_hours": round(fc["core_hours"], 2),
+            "busy_core_hours": round(fc["busy_core_hours"], 2),
             "bytes": int(fc["driver_bytes"]),
+            "worker_bytes": int(series_worker_bytes(plan.data, players)),
             "how": f"{primes:,} primes of {SERIES_PRIME_BITS} bits on {workers} workers"}
 
 

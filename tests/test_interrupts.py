@@ -230,19 +230,22 @@ def test_the_progress_line_gives_the_time_left_from_the_measured_rate(
     with quick(("batches", "batch")) as step:
         t0 = time.monotonic()
         step(2, 10, 0)                        # resumed: 2 done before this session
-        time.sleep(0.05)
-        step(6, 10, 0, tail=30.0)             # 4 done in this session
+        time.sleep(0.05)                      # the cluster's start, a first compile
+        step(3, 10, 0)                        # the first unit: the rate counts from here
+        time.sleep(0.1)
+        step(6, 10, 0, tail=30.0)             # 3 more
         time.sleep(0.05)
         spent = time.monotonic() - t0
         lines = capsys.readouterr().err.splitlines()
-    before = [line for line in lines if line.startswith("batches: 2/10")]
+    before = [line for line in lines if line.startswith(("batches: 2/10", "batches: 3/10"))]
     after = [line for line in lines if line.startswith("batches: 6/10")]
     assert before and after and not any("left" in line for line in before)
     for line in after:
         assert line.endswith(" s left")
         left = float(line.rsplit("about ", 1)[1].split()[0])
-        # 4 units left at (their seconds) / 4 a unit, the tail, less the time since
-        assert 30.0 - spent <= left <= 30.0 + spent
+        # 4 units left at (the seconds of the 3 since the first) / 3 a unit, the tail,
+        # less the time since the last
+        assert 30.0 - spent <= left <= 30.0 + 4 / 3 * spent
 
 
 def test_a_long_solve_without_a_checkpoint_is_warned_that_it_keeps_nothing() -> None:

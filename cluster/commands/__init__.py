@@ -198,10 +198,11 @@ class task_bar:
     waiting for its first batches is not silent for minutes).
 
     The time left (:meth:`left`) is the units still to do at the rate measured in this
-    session, from its first step (a resumed run's units done before are no part of it;
-    the cluster's start is, and weighs little in a long run: measured from the first
-    unit instead, the first wave of a cluster's workers, done together, would make the
-    rate too fast), plus the ``tail`` the run expects after its last unit."""
+    session from its first unit done (not from its start: a cluster's start, a first
+    compile of the kernels and a resumed run's units are no part of the rate), plus the
+    ``tail`` the run expects after its last unit. It is given once as much time has
+    passed since that unit as before it: the first wave of a cluster's workers ends
+    together, and its last units would make the rate too fast."""
 
     #: Seconds between two progress lines off a terminal.
     LOG_EVERY = 30.0
@@ -218,7 +219,7 @@ class task_bar:
         self.ended = threading.Event()
         self.ticking = False
         self.first: tuple[float, int] | None = None  # (when, done) the rate counts from
-        self.moved = self.t0
+        self.moved = self.start = self.t0
         self.tail: float | None = None
         terminal = sys.stderr.isatty()
 
@@ -236,10 +237,12 @@ class task_bar:
                     (self.desc, self.unit), self.last = stage, None
                     self.t0 = self.logged = time.monotonic()
                     self.first = None
-                if self.first is None:
-                    self.first = (time.monotonic(), done)  # the rate counts from here
-                if self.last is None or done != self.last[0]:
+                if self.last is None:
+                    self.start = time.monotonic()
+                elif done != self.last[0]:
                     self.moved = time.monotonic()  # when the count last changed
+                    if self.first is None:
+                        self.first = (self.moved, done)  # the rate counts from here
                 self.last = (done, total, digits)
                 self.tail = tail
                 if note is not None:
@@ -286,7 +289,7 @@ class task_bar:
             return None
         done, total, _ = self.last
         t1, d1 = self.first
-        if not total or done <= d1:
+        if not total or done <= d1 or self.moved - t1 < t1 - self.start:
             return None
         per = (self.moved - t1) / (done - d1)
         ahead = max(0, total - done) * per + (self.tail or 0.0)

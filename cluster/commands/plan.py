@@ -16,9 +16,12 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Workers to size the engines that run on a cluster for (per-worker figures "
               "are per core).")
+@click.option("--per-machine", type=click.IntRange(min=1), default=None,
+              help="Workers that share one machine: its busy cores slow each prime of the "
+              "series engine [default: all of them, up to 16].")
 @json_option
 def plan(board: str, rule: str | None, die: int | None, players: int, workers: int,
-         as_json: bool) -> None:
+         per_machine: int | None, as_json: bool) -> None:
     """Dry run: how big an exact race is and what each engine would cost, before solving.
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
@@ -27,8 +30,11 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     build (5 million terms) are factored once modulo a prime to measure the fill and
     the factorization's CPU time; the others get lower bounds (no fill assumed). The
     series engine's row is its calibrated cost model, the figures 'ladders solve'
-    states before a long run. Times are CPU time on an idle core, whatever the load;
-    a note says when the machine is busy. Each engine gives its own row, the verdict
+    states before a long run: the CPU time of a prime on an idle core, whatever the
+    load (a note says when the machine is busy), then the wall time on the workers,
+    with the slowdown of a machine whose cores are all busy (1 + 0.08 log2 of the
+    workers on it) and the reconstruction after the last batch, the core-hours, and
+    the memory of a worker and of the driver. Each engine gives its own row, the verdict
     names the preferred engine that can do the solve, and 'checks' the cross-check
     its run spends after the answer.
 
@@ -36,6 +42,7 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     Examples:
       ladders plan hasbro --players 3
       ladders plan hasbro --players 2 --json
+      ladders plan hasbro --players 5 --workers 256 --per-machine 16
     """
     from ladders.cluster.engines import busy_note, engines, human_seconds, verdict
     from ladders.solver.estimate import race_figures
@@ -44,7 +51,8 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     chain = build_chain(open_board(board, rule, die))
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
-    rows = {name: engine.plan(chain, players, workers) for name, engine in engines().items()}
+    rows = {name: engine.plan(chain, players, workers, per_machine)
+            for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))
     data["verdict"] = verdict(rows, order, workers)

@@ -243,8 +243,11 @@ class Engine(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`)."""
+    def plan(self, chain: AbsorbingChain, players: int, workers: int,
+             per_machine: int | None = None) -> PlanRow:
+        """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`) on
+        ``workers`` workers, ``per_machine`` of them on each machine (None: the model's
+        default), for the engines that model a machine's busy cores."""
 
     # ------------------------------------------------------------------ a run
     def pick_executor(self, problem: Problem, request: SolveRequest) -> str:

@@ -161,10 +161,23 @@ class SeriesWork(BatchWork):
         return done, total, bits_to_digits(bits)
 
     def tail_seconds(self) -> float | None:
-        """The attempt expected to succeed, from the attempts made so far
-        (:meth:`~ReconstructionStream.attempt_seconds_at`); None before the first."""
+        """The attempt expected to succeed: from the attempts made so far
+        (:meth:`~ReconstructionStream.attempt_seconds_at`), else the cost model's
+        (:data:`~ladders.solver.estimate.SERIES_TAIL_SECONDS_PER_BIT`)."""
+        from ladders.solver.estimate import (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT,
+                                             SERIES_TAIL_SECONDS_PER_BIT)
         stream = self.stream
-        return None if stream.values is not None else stream.attempt_seconds_at(stream.final_bits())
+        if stream.values is not None:
+            return None
+        bits = stream.final_bits()
+        seconds = stream.attempt_seconds_at(bits)
+        if seconds is None:
+            seconds = bits * (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT if stream.multiple
+                              else SERIES_TAIL_SECONDS_PER_BIT)
+        running = self._attempt
+        if running is not None and running.bits >= bits:    # that attempt is under way
+            seconds = max(0.0, seconds - (time.monotonic() - running.started))
+        return seconds
 
     def conclude(self) -> bool:
         """Take a finished attempt's outcome; start the next one if it is due (beside
@@ -203,6 +216,9 @@ class Attempt:
     """
 
     def __init__(self, stream: ReconstructionStream, snapshot: Any) -> None:
+        #: when it started, and the size of its modulus
+        self.started = time.monotonic()
+        self.bits = stream.bits
         self._outcome: Candidate | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(stream, snapshot),
@@ -352,13 +368,19 @@ class SeriesEngine(PrimeBatchEngine):
         return None if needs is None else f"the run {needs}"
 
     def forecast(self, problem: Problem, workers: int | None) -> str | None:
+        """The plan's figures for this run (:func:`~ladders.solver.estimate.series_forecast`):
+        the primes and their CPU alone, then the wall time on ``workers`` with the
+        contention of a machine's busy cores and the reconstruction after the last
+        batch (or the core-hours, where the workers are not known)."""
         from ladders.solver.estimate import series_forecast
-        fc = series_forecast(problem.chain, problem.players)
+        fc = series_forecast(problem.chain, problem.players, workers or 1)
         if fc["core_seconds"] < 600:
             return None
         text = (f"the plan: about {fc['primes']:,} primes at about "
                 f"{1000 * fc['seconds_per_prime']:,.1f} ms of CPU each (the cost model), ")
-        text += (f"{human_seconds(fc['core_seconds'] / workers)} on {workers} workers"
+        text += (f"{human_seconds(fc['seconds'])} on {workers} workers (with "
+                 f"{fc['contention']:.2f}x for the busy cores and "
+                 f"{human_seconds(fc['tail_seconds'])} after the last batch)"
                  if workers else f"{fc['core_seconds'] / 3600:,.0f} core-hours")
         if fc["core_seconds"] / (workers or 1) > DAY:
             text += f"; {math.ceil(fc['core_seconds'] / DAY):,} workers bring it to about a day"
@@ -369,17 +391,22 @@ class SeriesEngine(PrimeBatchEngine):
 
     def run_seconds(self, problem: Problem, workers: int) -> float | None:
         from ladders.solver.estimate import series_forecast
-        return series_forecast(problem.chain, problem.players)["core_seconds"] / workers
+        return series_forecast(problem.chain, problem.players, workers)["seconds"]
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+    def plan(self, chain: AbsorbingChain, players: int, workers: int,
+             per_machine: int | None = None) -> PlanRow:
         from ladders.solver.estimate import series_figures
-        fig = series_figures(chain, players, workers)
+        fig = series_figures(chain, players, workers, per_machine)
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
             return PlanRow(f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['how']}", fig, 0.0)
         text = (f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['primes']:,} primes at "
-                f"{fig['ms_per_prime']:,.1f} ms of CPU (the cost model): "
-                f"{human_seconds(fig['seconds'])} on {workers} workers; its driver "
+                f"{fig['ms_per_prime']:,.1f} ms of CPU alone (the cost model), "
+                f"{fig['contention']:.2f}x on busy cores: {human_seconds(fig['seconds'])} on "
+                f"{workers} workers, of which {human_seconds(fig['tail_seconds'])} after the "
+                f"last batch; {fig['core_hours']:,.1f} core-hours held "
+                f"({fig['busy_core_hours']:,.1f} computing); "
+                f"~{fig['worker_bytes'] / 1e9:,.1f} GB a worker, its driver "
                 f"~{fig['bytes'] / 1e9:,.1f} GB")
         blocked = run_needs(fig["primes"], fig["ms_per_prime"] / 1000, fig["bytes"])
         return PlanRow(text, fig, fig["seconds"], scales=True, blocked=blocked)
@@ -436,6 +463,7 @@ class SeriesEngine(PrimeBatchEngine):
                    "degrees": [work.plan.degree_a, work.plan.degree_b],
                    "modulus_digits": bits_to_digits(stream.bits),
                    "reconstruction_attempts": stream.attempts,
+                   "attempts": [{"bits": b, "seconds": round(t, 3)} for b, t in stream.attempt_log],
                    "stages": {"residues_on_workers": round(work.compute_seconds, 3),
                               "reconstruction": round(stream.attempt_seconds, 3)}}
         return Answer(list(stream.values or []), confirmation, None, details)

@@ -477,10 +477,11 @@ class ReconstructionStream:
         return max(self.next_bits, int(self.near * self.expected_bits))
 
     def attempt_seconds_at(self, bits: int) -> float | None:
-        """An attempt's seconds at ``bits``, from the largest one made so far: the CRT
-        and the half-gcd cost ``O(n log^2 n)``, so its seconds times ``(bits / b)
-        (log2 bits / log2 b)^2``; None before any attempt of 1,024 bits or more."""
-        made = [(b, t) for b, t in self.attempt_log if b >= 1024]
+        """An attempt's seconds at ``bits``, from the largest one made so far, where it
+        was at least a sixteenth of that size (the small ones are mostly fixed costs):
+        the CRT and the half-gcd cost ``O(n log^2 n)``, so its seconds times ``(bits /
+        b) (log2 bits / log2 b)^2``; None before such an attempt."""
+        made = [(b, t) for b, t in self.attempt_log if 16 * b >= bits and b >= 1024]
         if not made:
             return None
         b, t = max(made)
