@@ -265,6 +265,17 @@ def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequ
                   resumed=True, announce=announce)
 
 
+def takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` takes the keyword ``name``: a progress callback written
+    before :class:`Progress` had ``tail`` is still called as it was."""
+    import inspect
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
+
+
 def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunStore | None,
            executor: str, progress: Progress | None, should_stop: Callable[[], bool],
            started: float, stages: dict[str, float], resumed: bool = False,
@@ -282,10 +293,15 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
         work = engine.open_work(store, problem, request, progress, should_stop)
         startup = 0.0
 
+        takes_tail = progress is not None and takes_keyword(progress, "tail")
+
         def report() -> None:
             figures = work.figures()
             if progress is not None and figures is not None:
-                progress(*figures, tail=work.tail_seconds())
+                if takes_tail:
+                    progress(*figures, tail=work.tail_seconds())
+                else:
+                    progress(*figures)
 
         t0 = time.perf_counter()
         if executor == "serial":

@@ -99,7 +99,7 @@ LEFT_OUT = [
     LeftOut(r"tcp://|--scheduler-file|/shared/", "needs a Dask cluster of its own (a scheduler's "
             "address or file, a shared folder)"),
     LeftOut(r" \.\.\.( |$)", "elided arguments: a pattern, not a command"),
-    LeftOut(r"--players 4|runs/h4", "the 4-player full board: about 24 min on 2 quiet cores "
+    LeftOut(r"--players 4|runs/h4", "the 4-player full board: about 22 min on 2 quiet cores "
             "(docs/benchmarks.md), more than --runslow's whole budget"),
     LeftOut(r"--engine elimination", "about 7 min on 2 local workers (docs/benchmarks.md); "
             "tests/test_full_board.py solves the full board by elimination with --runslow"),

@@ -153,3 +153,30 @@ def test_plan_counts_the_cross_check_the_solve_spends() -> None:
     assert "the cross-check by the modular engine" in text
     skipped = json.loads(CliRunner().invoke(cli, ["plan", "hasbro", "-k", "3", "--json"]).stdout)
     assert "unknowns" in skipped["cross_check"]["skipped"]
+
+
+def test_the_plan_counts_a_machines_busy_cores_and_the_reconstruction_after() -> None:
+    """The wall time on W workers is the CPU alone times the slowdown of the workers that
+    share a machine (1 + 0.08 log2 n), over W, plus the reconstruction after the last
+    batch; with core-hours and a worker's and the driver's memory (issue 39)."""
+    def series(*extra: str) -> dict:
+        out = CliRunner().invoke(cli, ["plan", "hasbro", "-k", "5", *extra, "--json"])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)["series"]
+
+    alone = series("--workers", "256", "--per-machine", "1")
+    busy = series("--workers", "256")                       # 16 a machine by default
+    eight = series("--workers", "256", "--per-machine", "8")
+    assert alone["contention"] == 1.0 and busy["contention"] == 1.32 and eight["contention"] == 1.24
+    for fig in (alone, busy, eight):
+        work = fig["primes"] * fig["ms_per_prime"] / 1000 * fig["contention"] / 256
+        assert abs(fig["seconds"] - (work + fig["tail_seconds"])) < 1.0
+        assert abs(fig["core_hours"] - fig["seconds"] * 256 / 3600) < 0.1
+    assert busy["tail_seconds"] > 60 and busy["worker_bytes"] < 0.5e9 < busy["bytes"]
+    # three players reconstruct over the denominator multiple: a second or less after
+    assert series_tail(3) < 1.0
+
+
+def series_tail(players: int) -> float:
+    out = CliRunner().invoke(cli, ["plan", "hasbro", "-k", str(players), "--json"])
+    return json.loads(out.stdout)["series"]["tail_seconds"]

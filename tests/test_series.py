@@ -355,6 +355,7 @@ def test_the_stream_logs_its_attempts_and_scales_them_to_the_final_size():
     big = [(b, t) for b, t in stream.attempt_log if b >= 1024]
     b, t = max(big)
     assert stream.attempt_seconds_at(4 * b) == t * 4 * (math.log2(4 * b) / math.log2(b)) ** 2
+    assert stream.attempt_seconds_at(17 * b) is None        # too far from what was measured
 
 
 def test_wrong_candidate_is_refused_by_held_out_primes():
@@ -488,3 +489,24 @@ def test_fresh_primes_confirm_the_answer_and_refuse_a_wrong_one():
     for wrong in (other, off):
         bad = check_series_residues(chain, 3, wrong, primes=2, seed=1)
         assert not bad["passed"] and not any(x["agree"] for x in bad["primes"])
+
+
+def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
+    """The record of the primes drawn (a sorted array and a set of the latest) answers
+    as a set does, across its merges; the streams it serves draw no prime twice."""
+    from ladders.solver.engines.series.reconstruct import Drawn
+    drawn, plain = Drawn(), set()
+    drawn.MERGE = 64
+    rng = random.Random(3)
+    for _ in range(1000):
+        q = rng.randrange(1 << 62)
+        assert (q in drawn) == (q in plain)
+        drawn.add(q)
+        plain.add(q)
+        assert q in drawn
+    assert len(drawn) == len(plain) and len(drawn.latest) < 64
+    assert all(q in drawn for q in plain)
+    assert not any(rng.randrange(1 << 62) in drawn for _ in range(200))
+    # a small pool makes draws repeat: each prime comes once
+    primes = list(itertools.islice(series.ntt_primes(5, two_adicity=40), 300))
+    assert len(set(primes)) == 300

@@ -51,7 +51,8 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     chain = build_chain(open_board(board, rule, die))
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
-    rows = {name: engine.plan(chain, players, workers, per_machine)
+    rows = {name: (engine.plan(chain, players, workers, per_machine) if engine.machine_model
+                   else engine.plan(chain, players, workers))
             for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))

@@ -193,6 +193,9 @@ class Engine(abc.ABC):
     #: its manifests' payload as ``"module:Class"`` (a :class:`ManifestState` of its
     #: ``checkpoints/`` module, imported when a store is opened); None: it keeps no store
     store_format: ClassVar[str | None] = None
+    #: whether its plan counts the workers that share a machine (:meth:`plan` takes
+    #: ``per_machine``): their busy cores slow each task
+    machine_model: ClassVar[bool] = False
 
     @property
     def state_type(self) -> type[ManifestState] | None:
@@ -243,11 +246,10 @@ class Engine(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`) on
-        ``workers`` workers, ``per_machine`` of them on each machine (None: the model's
-        default), for the engines that model a machine's busy cores."""
+        ``workers`` workers. An engine whose model counts the workers that share a
+        machine (:attr:`machine_model`) takes ``per_machine`` too (None: its default)."""
 
     # ------------------------------------------------------------------ a run
     def pick_executor(self, problem: Problem, request: SolveRequest) -> str:

@@ -98,8 +98,7 @@ class CrtEngine(PrimeBatchEngine):
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.cluster.engines import system_too_big
         from ladders.solver.estimate import crt_figures
         fig = crt_figures(chain, players, workers)

@@ -182,8 +182,7 @@ class EliminationEngine(Engine):
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.cluster.engines import system_too_big
         from ladders.solver.estimate import elimination_figures
         fig = elimination_figures(chain, players, workers)

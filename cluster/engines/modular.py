@@ -136,8 +136,7 @@ class ModularEngine(Engine):
                 f"certificate and system need at least {need / 1e9:,.0f} GB, more than the "
                 f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
         from ladders.solver.estimate import MACHINE_BYTES, modular_figures
         fig = modular_figures(chain, players)
         bound = "at least " if fig["lower_bound"] else ""

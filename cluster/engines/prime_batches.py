@@ -136,7 +136,8 @@ class BatchWork(abc.ABC):
         self.size = int(store.run["batch_primes"])
         self.done = False
         self.client: Any = None
-        self._primes: list[int] = []
+        self._primes: dict[int, list[int]] = {}   # the batches drawn and not committed
+        self._drawn = 0
         self._sequence: Iterator[int] | None = None
 
     def start(self) -> None:
@@ -172,12 +173,20 @@ class BatchWork(abc.ABC):
         """The run's primes, in order (its seed fixes them)."""
 
     def primes(self, k: int) -> list[int]:
-        """The primes of batch k (drawn once, not again per batch)."""
+        """The primes of batch k, drawn in order once. Those of a committed batch are
+        let go (its segment holds them): a 5-player run draws 10 million, which as
+        Python integers held a driver's memory growing by 40 bytes a prime."""
         if self._sequence is None:
             self._sequence = self.sequence()
-        while len(self._primes) < (k + 1) * self.size:
-            self._primes.append(next(self._sequence))
-        return self._primes[k * self.size:(k + 1) * self.size]
+        if k not in self._primes and k < self._drawn:      # let go: drawn once more
+            self._sequence, self._drawn = self.sequence(), 0
+            self._primes = {j: p for j, p in self._primes.items() if j > k}
+        while self._drawn <= k:
+            batch = [next(self._sequence) for _ in range(self.size)]
+            if self._drawn == k or self._drawn not in self.manifest.state.batches:  # type: ignore[attr-defined]
+                self._primes.setdefault(self._drawn, batch)
+            self._drawn += 1
+        return self._primes[k]
 
     @abc.abstractmethod
     def batch_task(self, k: int, primes: list[int]) -> Callable[..., dict[str, Any]]:
@@ -243,6 +252,7 @@ class BatchWork(abc.ABC):
                 continue  # ran twice: the committed one stays
             ref = SegmentRef.from_json(receipt["segment"])
             state = state.with_batch(k, ref)  # type: ignore[attr-defined]
+            self._primes.pop(k, None)
             self.fold(ref)
             new = self.manifest.next(state, seconds, self.bits())
             self.store.commit(new)

@@ -326,6 +326,7 @@ class SeriesEngine(PrimeBatchEngine):
     options = (batch_option(f"{BATCH_PRIMES}, or {4 * BATCH_PRIMES:,} where a prime is heavy "
                             "(4 players): seconds of work on hasbro"),)
     cross = "modular"
+    machine_model = True
 
     def preference(self, problem: Problem) -> float | None:
         return 0.0 if problem.independent else None
