@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 
 #: Most unknowns a chain question solves by fraction-free elimination in this process
 #: by default (see :attr:`ChainProblem.sparse`); beyond, the modular engine, or a Dask
-#: run with --engine elimination or crt and --checkpoint.
-SPARSE_UNKNOWNS = 200_000
+#: run with --engine elimination or crt and --checkpoint. QVBS's nand 40-1 (629,595
+#: unknowns) takes 16 s and 1.5 GB so, where the modular engine's factorization mod p
+#: alone took 33 s (2026-11-26; it was 200,000 then).
+SPARSE_UNKNOWNS = 1_000_000
 #: Most nonzeros a row, on average, for that: a dense chain (herman: every state moves
 #: to hundreds) fills in; its integers grow with the fill, the lifting's do not.
 SPARSE_ROW = 12
