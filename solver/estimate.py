@@ -235,24 +235,34 @@ def series_driver_bytes(data: Any, players: int) -> float:
 #: How much slower a prime is with n workers busy on one machine than alone:
 #: ``1 + SERIES_CONTENTION log2(n)`` (the kernels' transforms share the memory bandwidth
 #: and the last-level cache). Fit to the prime's cost on a busy core against one alone:
-#: on this project's 2-core machine, 4 players 5.39 ms against 4.84 (1.11; 3 players
-#: 2.0-2.35 against 1.84); on a 16-core machine (issue 39, Python 3.12), 4 players 8.04
+#: on this project's 2-core machine, a 4-player run's workers 5.39 ms against 4.84 (1.11;
+#: the kernels alone side by side show none here, ``scripts/bench_load.py``: the driver's
+#: share of the cores); on a 16-core machine (issue 39, Python 3.12), 4 players 8.04
 #: ms in Dask workers against 6.04 alone (1.33), 5 players 123 against 103 (1.19). The
 #: model says 1.08 and 1.32.
 SERIES_CONTENTION = 0.08
 #: Workers a machine holds when ``ladders plan`` is not told (the 16-core machine of the
 #: measurements above).
 MACHINE_WORKERS = 16
-#: Seconds a bit of the modulus costs the reconstruction that succeeds, after the last
-#: batch the run needs (the CRT of every residue, the half-gcd of one seat, the others
-#: through its denominator, the lowest terms): measured in the driver alone, 119.5 s at
-#: 31 million bits (4 players on hasbro, a resume's one attempt, 2026-11-26) and 2,033 s
-#: at 616 million (5 players, known fractions, ``scripts/bench_driver.py``). Three
-#: players, over the denominator multiple, take no reconstruction: a fraction of a
-#: second.
-SERIES_TAIL_SECONDS_PER_BIT = 3.5e-6
-#: The same over the denominator multiple (3 players on hasbro: 0.23 s at 614,000 bits).
+#: The reconstruction that succeeds, after the last batch the run needs (the CRT of
+#: every residue, the half-gcd of one seat, the others through its denominator, the
+#: lowest terms), measured in the driver alone: 41 s at 30.9 million bits (4 players on
+#: hasbro, replayed from the run's store, 2026-11-26) and 2,033 s at 616 million (5
+#: players, known fractions, ``scripts/bench_driver.py``): ``SERIES_TAIL_SECONDS x (bits
+#: / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes through both. Three players, over
+#: the denominator multiple, take no rational reconstruction: 0.23 s at 614,000 bits
+#: (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
+SERIES_TAIL_SECONDS = 41.0
+SERIES_TAIL_BITS = 30.9e6
+SERIES_TAIL_POWER = 1.30
 SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
+
+
+def tail_seconds(bits: float, multiple: bool) -> float:
+    """The series driver's reconstruction at ``bits`` (:data:`SERIES_TAIL_SECONDS`)."""
+    if multiple:
+        return bits * SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT
+    return SERIES_TAIL_SECONDS * (bits / SERIES_TAIL_BITS) ** SERIES_TAIL_POWER
 
 
 def contention(per_machine: int) -> float:
@@ -268,7 +278,7 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`);
     on ``workers`` workers, ``per_machine`` of them on each machine (default: up to
     :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``tail_seconds``
-    (the reconstruction after the last batch, :data:`SERIES_TAIL_SECONDS_PER_BIT`),
+    (the reconstruction after the last batch, :func:`tail_seconds`),
     ``seconds`` (the wall time: ``primes seconds_per_prime contention / workers +
     tail``), ``core_hours`` (what the workers are held for) and ``busy_core_hours``
     (what they compute, before the tail). What a solve states
@@ -282,9 +292,7 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     factor = contention(machine)
     tail = 0.0
     if primes:
-        multiple = choose_split(data, players).multiple
-        tail = needed_bits(data, players) * (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT if multiple
-                                             else SERIES_TAIL_SECONDS_PER_BIT)
+        tail = tail_seconds(needed_bits(data, players), choose_split(data, players).multiple)
     busy = primes * per * factor / workers
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,

@@ -163,17 +163,15 @@ class SeriesWork(BatchWork):
     def tail_seconds(self) -> float | None:
         """The attempt expected to succeed: from the attempts made so far
         (:meth:`~ReconstructionStream.attempt_seconds_at`), else the cost model's
-        (:data:`~ladders.solver.estimate.SERIES_TAIL_SECONDS_PER_BIT`)."""
-        from ladders.solver.estimate import (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT,
-                                             SERIES_TAIL_SECONDS_PER_BIT)
+        (:func:`~ladders.solver.estimate.tail_seconds`)."""
+        from ladders.solver.estimate import tail_seconds
         stream = self.stream
         if stream.values is not None:
             return None
         bits = stream.final_bits()
         seconds = stream.attempt_seconds_at(bits)
         if seconds is None:
-            seconds = bits * (SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT if stream.multiple
-                              else SERIES_TAIL_SECONDS_PER_BIT)
+            seconds = tail_seconds(bits, stream.multiple)
         running = self._attempt
         if running is not None and running.bits >= bits:    # that attempt is under way
             seconds = max(0.0, seconds - (time.monotonic() - running.started))
