@@ -287,12 +287,10 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     from ladders.solver.engines.series import chain_data, choose_split, needed_bits, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)
-    per = split_cost(choose_split(data, players)) * SERIES_UNIT_SECONDS if primes else 0.0
-    machine = min(workers, per_machine or MACHINE_WORKERS)
-    factor = contention(machine)
-    tail = 0.0
-    if primes:
-        tail = tail_seconds(needed_bits(data, players), choose_split(data, players).multiple)
+    split = choose_split(data, players)
+    per = split_cost(split) * SERIES_UNIT_SECONDS if primes else 0.0
+    factor = contention(min(workers, per_machine or MACHINE_WORKERS))
+    tail = tail_seconds(needed_bits(data, players), split.multiple) if primes else 0.0
     busy = primes * per * factor / workers
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,
