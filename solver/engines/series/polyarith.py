@@ -193,14 +193,15 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
         roots[1, top + j] = pw[j] * pneg
         iroots[0, top + j] = from_mont(inv, p, pneg)
         iroots[1, top + j] = inv * pneg
-    # every lower stage is a stride of it: w_(2 len)^j = w^(j top/len)
+    # every lower stage is every other entry of the stage above: w_(2 len)^j =
+    # w_(4 len)^(2j) (read from the stage above, not with the stride of the top one:
+    # that touched a cache line an entry, 32 MB of memory traffic a prime at 2^18)
     length = top // 2
     while length >= 1:
-        stride = top // length
-        for j in range(length):
-            for row in range(2):
-                roots[row, length + j] = roots[row, top + j * stride]
-                iroots[row, length + j] = iroots[row, top + j * stride]
+        for row in range(2):
+            for j in range(length):
+                roots[row, length + j] = roots[row, 2 * length + 2 * j]
+                iroots[row, length + j] = iroots[row, 2 * length + 2 * j]
         length //= 2
     return roots, iroots
 
@@ -223,6 +224,57 @@ def _below(x, m):  # pragma: no cover - compiled
     return s + (m & (ZERO - (s >> U64(63))))
 
 
+#: Transforms of more points than this are done depth first (Bailey 1990, "FFTs in
+#: external or hierarchical memory"; the order of FFTW's and Harvey's large transforms):
+#: the forward transform's first passes, whose groups are larger than a block, go over
+#: the whole array, and then each block of ``NTT_BLOCK`` points (64 KB, with its
+#: twiddles 192 KB: within a core's own cache) takes every remaining stage while it is
+#: in cache; the inverse does its blocks first and its last passes over the whole
+#: array. A transform of 2^18 points reads and writes its 2 MB from memory 4 times
+#: instead of 9, which is what 16 processes on one machine's memory fight over.
+NTT_BLOCK = 1 << 13
+
+
+@nb.njit(cache=True)
+def _forward_pass(a, lo, hi, length, w0, w1, p):  # pragma: no cover - compiled
+    """Two stages of the forward transform (radix 4) on ``a[lo:hi]``: the stage of half
+    length ``length`` and the one of ``length / 2``, in groups of ``2 length``."""
+    twop = p + p
+    half = length >> ONE
+    for start in range(lo, hi, length << ONE):
+        for j in range(half):
+            i0 = start + j
+            i1 = i0 + half
+            i2 = i0 + length
+            i3 = i2 + half
+            x0 = a[i0]
+            x1 = a[i1]
+            x2 = a[i2]
+            x3 = a[i3]
+            y0 = _below(x0 + x2, twop)
+            y2 = _shoup(x0 - x2 + twop, w0[length + j], w1[length + j], p)
+            y1 = _below(x1 + x3, twop)
+            y3 = _shoup(x1 - x3 + twop, w0[length + half + j], w1[length + half + j], p)
+            w = w0[half + j]
+            wp = w1[half + j]
+            a[i0] = _below(y0 + y1, twop)
+            a[i1] = _shoup(y0 - y1 + twop, w, wp, p)
+            a[i2] = _below(y2 + y3, twop)
+            a[i3] = _shoup(y2 - y3 + twop, w, wp, p)
+
+
+@nb.njit(cache=True)
+def _radix2(a, lo, hi, p):  # pragma: no cover - compiled
+    """The stage of half length 1 on ``a[lo:hi]`` (its twiddles are all 1): the last of
+    the forward transform, the first of the inverse, when their number is odd."""
+    twop = p + p
+    for start in range(lo, hi, TWO):
+        u = a[start]
+        v = a[start + ONE]
+        a[start] = _below(u + v, twop)
+        a[start + ONE] = _below(u - v + twop, twop)
+
+
 @nb.njit(cache=True)
 def _ntt_forward(a, size, roots, p):  # pragma: no cover - compiled
     """In place: natural order in, bit-reversed transform out (decimation in frequency).
@@ -231,89 +283,88 @@ def _ntt_forward(a, size, roots, p):  # pragma: no cover - compiled
     subtraction per butterfly. Two stages at a time (radix 4: each element loaded and
     stored once for both), the last one alone when their number is odd; its twiddles
     are all 1. 2,048 points: 46 -> 34 us here; indices unsigned (:mod:`.montgomery`):
-    8,192 points 104 -> 66 us."""
-    twop = p + p
+    8,192 points 104 -> 66 us. Depth first above :data:`NTT_BLOCK` points: a stage's
+    twiddles depend on the position in its group alone, so the stages below a block's
+    size are the transform of each block by itself."""
     w0 = roots[0]
     w1 = roots[1]
     usize = U64(size)
     length = usize >> ONE
-    while length >= TWO:
-        half = length >> ONE
-        for start in range(ZERO, usize, length << ONE):
-            for j in range(half):
-                i0 = start + j
-                i1 = i0 + half
-                i2 = i0 + length
-                i3 = i2 + half
-                x0 = a[i0]
-                x1 = a[i1]
-                x2 = a[i2]
-                x3 = a[i3]
-                y0 = _below(x0 + x2, twop)
-                y2 = _shoup(x0 - x2 + twop, w0[length + j], w1[length + j], p)
-                y1 = _below(x1 + x3, twop)
-                y3 = _shoup(x1 - x3 + twop, w0[length + half + j], w1[length + half + j], p)
-                w = w0[half + j]
-                wp = w1[half + j]
-                a[i0] = _below(y0 + y1, twop)
-                a[i1] = _shoup(y0 - y1 + twop, w, wp, p)
-                a[i2] = _below(y2 + y3, twop)
-                a[i3] = _shoup(y2 - y3 + twop, w, wp, p)
+    while length >= TWO and (length << ONE) > U64(NTT_BLOCK):
+        _forward_pass(a, ZERO, usize, length, w0, w1, p)
         length >>= TWO
-    if length == ONE:
-        for start in range(ZERO, usize, TWO):
-            u = a[start]
-            v = a[start + ONE]
-            a[start] = _below(u + v, twop)
-            a[start + ONE] = _below(u - v + twop, twop)
+    group = length << ONE
+    if group < TWO:
+        return
+    for base in range(ZERO, usize, group):
+        inner = length
+        while inner >= TWO:
+            _forward_pass(a, base, base + group, inner, w0, w1, p)
+            inner >>= TWO
+        if inner == ONE:
+            _radix2(a, base, base + group, p)
+
+
+@nb.njit(cache=True)
+def _inverse_pass(a, lo, hi, length, w0, w1, p):  # pragma: no cover - compiled
+    """Two stages of the inverse transform (radix 4) on ``a[lo:hi]``: half lengths
+    ``length`` and ``2 length``, in groups of ``4 length``."""
+    twop = p + p
+    for start in range(lo, hi, length << TWO):
+        for j in range(length):
+            i0 = start + j
+            i1 = i0 + length
+            i2 = i1 + length
+            i3 = i2 + length
+            w = w0[length + j]
+            wp = w1[length + j]
+            u0 = a[i0]
+            v0 = _shoup(a[i1], w, wp, p)
+            u1 = a[i2]
+            v1 = _shoup(a[i3], w, wp, p)
+            y0 = _below(u0 + v0, twop)
+            y1 = _below(u0 - v0 + twop, twop)
+            y2 = _below(u1 + v1, twop)
+            y3 = _below(u1 - v1 + twop, twop)
+            k2 = (length << ONE) + j
+            k3 = k2 + length
+            z2 = _shoup(y2, w0[k2], w1[k2], p)
+            z3 = _shoup(y3, w0[k3], w1[k3], p)
+            a[i0] = _below(y0 + z2, twop)
+            a[i2] = _below(y0 - z2 + twop, twop)
+            a[i1] = _below(y1 + z3, twop)
+            a[i3] = _below(y1 - z3 + twop, twop)
 
 
 @nb.njit(cache=True)
 def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
     """In place: bit-reversed in (values in ``[0, 2p)``), natural order out, scaled by
     1/size and reduced to ``[0, p)`` (decimation in time, lazy butterflies, two stages
-    at a time after a first one alone when their number is odd; indices unsigned)."""
-    twop = p + p
+    at a time after a first one alone when their number is odd; indices unsigned).
+    Depth first as :func:`_ntt_forward`: every stage whose groups fit in a block of
+    :data:`NTT_BLOCK` points, block by block, then the passes over the whole array."""
     w0 = iroots[0]
     w1 = iroots[1]
     usize = U64(size)
-    length = ONE
     levels = 0
     while (np.int64(1) << levels) < size:
         levels += 1
-    if levels % 2 == 1:
-        for start in range(ZERO, usize, TWO):
-            u = a[start]
-            v = a[start + ONE]
-            a[start] = _below(u + v, twop)
-            a[start + ONE] = _below(u - v + twop, twop)
-        length = TWO
-    while length < usize:
-        for start in range(ZERO, usize, length << TWO):
-            for j in range(length):
-                i0 = start + j
-                i1 = i0 + length
-                i2 = i1 + length
-                i3 = i2 + length
-                w = w0[length + j]
-                wp = w1[length + j]
-                u0 = a[i0]
-                v0 = _shoup(a[i1], w, wp, p)
-                u1 = a[i2]
-                v1 = _shoup(a[i3], w, wp, p)
-                y0 = _below(u0 + v0, twop)
-                y1 = _below(u0 - v0 + twop, twop)
-                y2 = _below(u1 + v1, twop)
-                y3 = _below(u1 - v1 + twop, twop)
-                k2 = (length << ONE) + j
-                k3 = k2 + length
-                z2 = _shoup(y2, w0[k2], w1[k2], p)
-                z3 = _shoup(y3, w0[k3], w1[k3], p)
-                a[i0] = _below(y0 + z2, twop)
-                a[i2] = _below(y0 - z2 + twop, twop)
-                a[i1] = _below(y1 + z3, twop)
-                a[i3] = _below(y1 - z3 + twop, twop)
-        length <<= TWO
+    first = TWO if levels % 2 == 1 else ONE       # the half length after the radix-2 stage
+    group = first                                 # the blocks: the largest group <= NTT_BLOCK
+    while (group << TWO) <= usize and (group << TWO) <= U64(NTT_BLOCK):
+        group <<= TWO
+    if usize >= TWO:
+        for base in range(ZERO, usize, group):
+            if first == TWO:
+                _radix2(a, base, base + group, p)
+            length = first
+            while length < group:
+                _inverse_pass(a, base, base + group, length, w0, w1, p)
+                length <<= TWO
+        length = group
+        while length < usize:
+            _inverse_pass(a, ZERO, usize, length, w0, w1, p)
+            length <<= TWO
     scale = minv(mmul(U64(size) % p, r2, p, pneg), p, pneg, one)
     for i in range(size):
         a[i] = mmul(a[i], scale, p, pneg)
