@@ -53,5 +53,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     # Collect the Dask clients and clusters the tests left to the garbage collector now:
     # collected later, while a plugin's end-of-run import parses a module, their
     # finalizers trip CPython 3.11's "AST constructor recursion depth mismatch"
-    # (pytest-dev/pytest#10763, python/cpython#106905): seen running tests/test_dask.py alone.
+    # (pytest-dev/pytest#10763, python/cpython#106905): seen running
+    # tests/cluster/test_dask.py alone.
     gc.collect()

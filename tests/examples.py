@@ -9,6 +9,7 @@ python-flint oracle" (an independent dense exact solver on an independent formul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ladders.solver.games.board import Board, make_board, preset_board
 from ladders.solver.exact import mpq
@@ -27,6 +28,14 @@ def truncated(name: str, end: int) -> Board:
     b = preset_board(name)
     return make_board(f"{name}-{end}", b.start, end, b.die, b.rule,
                       [(a, t) for a, t in b.jumps if a < end and t <= end])
+
+
+def board_file(tmp_path: Path, end: int) -> str:
+    """hasbro cut at ``end`` as a board file (jumps beyond dropped)."""
+    jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < end and b <= end]
+    path = tmp_path / f"hasbro{end}.txt"
+    path.write_text(f"0\n{end}\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))
+    return str(path)
 
 
 EXAMPLES = {ex.name: ex for ex in [

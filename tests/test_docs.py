@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: The fence languages a block may have; a block with none is refused.
 KINDS = ("sh", "console", "python", "toml", "text")
-#: The QVBS models (as tests/solver/chains/test_prism.py): the README's brp.prism.
+#: The QVBS models (as tests/solver/chains/formats/test_prism.py): the README's brp.prism.
 QVBS = Path(os.environ.get("LADDERS_QVBS", "/work/shared/qvbs"))
 #: Seconds any one command of the default suite may take before it counts as hung.
 COMMAND_LIMIT_S = 120
@@ -93,8 +93,8 @@ class LeftOut:
 LEFT_OUT = [
     LeftOut(r"python3\.11 -m venv", "makes a virtual environment and installs into it from the "
             "network; tests/test_packaging.py checks what the wheel holds"),
-    LeftOut(r"s3://|AWS_", "needs an S3 bucket and its credentials; tests/test_object_store.py "
-            "runs stores on S3 (moto)"),
+    LeftOut(r"s3://|AWS_", "needs an S3 bucket and its credentials; "
+            "tests/checkpoints/test_backend.py runs stores on S3 (moto)"),
     LeftOut(r"dask_jobqueue", "starts a SLURM cluster from a login node"),
     LeftOut(r"tcp://|--scheduler-file|/shared/", "needs a Dask cluster of its own (a scheduler's "
             "address or file, a shared folder)"),

@@ -187,7 +187,7 @@ def test_a_changed_digit_in_the_stored_answer_is_caught_and_rebuilt(tmp_path) ->
 
 
 def test_a_manifest_of_the_wrong_shape_is_named(tmp_path) -> None:
-    # named, and passed over for the one before it (tests/test_store_recovery.py)
+    # named, and passed over for the one before it (tests/checkpoints/test_store_recovery.py)
     store = solved_store(tmp_path)
     (store / "COMPLETE.json").unlink()
     current = int((store / "manifest" / "CURRENT").read_text())

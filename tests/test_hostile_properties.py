@@ -113,8 +113,8 @@ def command_lines(draw: st.DrawFn, board: str) -> list[str]:
         args += [name, draw(values)]
     if command == "solve":
         # two seats (three on 30 squares is minutes of legitimate work for elimination;
-        # test_store_machine.py solves three), and never a Dask cluster inside the test
-        # process: the engines that take an executor run serially
+        # tests/checkpoints/test_store_machine.py solves three), and never a Dask cluster
+        # inside the test process: the engines that take an executor run serially
         names = [n for n in names if n != "--players"]
         # (" 3" and "\u0663" are junk that int() reads as 3: a legitimate 3-player solve)
         args += ["--players", draw(st.one_of(st.just("2"), absurd_ints.map(str),

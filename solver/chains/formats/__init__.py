@@ -14,7 +14,8 @@ A format is one module in this package that defines
   questions the file itself asks (a PRISM properties file's).
 
 Adding a format is adding one such module: :func:`load_chain`, ``ladders solve FILE``
-and ``ladders.load_chain`` find it here (``tests/solver/chains/test_formats.py`` adds one).
+and ``ladders.load_chain`` find it here (``tests/solver/chains/formats/test_formats.py``
+adds one).
 The formats here: the chain TOML (:mod:`.toml_chain`), PRISM's explicit files
 (:mod:`.tra`, with ``.lab``, ``.srew`` and ``.trew`` beside it), Storm's DRN
 (:mod:`.drn`), and PRISM and JANI models built by Storm (:mod:`.prism`).

@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("obstore")
 moto_server = pytest.importorskip("moto.server")
 
-from examples import EXAMPLES  # noqa: E402
+from examples import EXAMPLES, board_file  # noqa: E402
 from ladders.checkpoints.backend import ObjectBackend, open_backend  # noqa: E402
 from ladders.checkpoints.batches import BatchState  # noqa: E402
 from ladders.checkpoints.errors import StoreError  # noqa: E402
@@ -302,7 +302,6 @@ def test_a_second_driver_on_a_live_url_is_refused_at_once(s3, tmp_path: Path) ->
 def _driver_with_a_commit(s3, tmp_path: Path) -> tuple[str, subprocess.Popen]:
     """A real ``ladders solve`` (3 players, series, serial) with its store on S3 and the
     default lease of 60 s, once it holds the lease and has committed a batch."""
-    from test_resume import board_file
     where = url("driver")
     args = ["solve", board_file(tmp_path, 30), "-k", "3", "--executor", "serial",
             "--batch-primes", "4", "--seed", "3", "--checkpoint", where]
@@ -422,7 +421,7 @@ def test_damaged_objects_get_the_same_clear_errors(s3) -> None:
     assert "1 damaged batch dropped, to be computed again" in cut.stderr
     assert f"segment {ref.path}" in cut.stderr
     # a damaged newest manifest and a missing CURRENT: the run goes on from the newest
-    # intact manifest, and says so (tests/test_store_recovery.py has the whole table)
+    # intact manifest, and says so (tests/checkpoints/test_store_recovery.py has the whole table)
     manifest = open_store(where).current()
     backend.delete("COMPLETE.json")
     key = f"manifest/{manifest.seq:06d}.json"

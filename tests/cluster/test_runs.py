@@ -19,17 +19,9 @@ import pytest
 
 from ladders.checkpoints.elimination import plan_of
 from ladders.cluster.errors import EXIT_INTERRUPTED
+from examples import board_file
 
 LADDERS = [sys.executable, "-m", "ladders.cluster.cli"]
-
-
-def board_file(tmp_path: Path, end: int) -> str:
-    """hasbro cut at ``end`` as a board file (jumps beyond dropped)."""
-    from ladders.solver.games.board import preset_board
-    jumps = [(a, b) for a, b in preset_board("hasbro").jumps if a < end and b <= end]
-    path = tmp_path / f"hasbro{end}.txt"
-    path.write_text(f"0\n{end}\n6\n" + "".join(f"{a} {b}\n" for a, b in jumps))
-    return str(path)
 
 
 def start(args: list[str]) -> subprocess.Popen:

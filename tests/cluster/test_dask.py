@@ -26,11 +26,7 @@ from ladders.cluster.connect import ClusterSpec, check_workers
 from ladders.cluster.loops import WorkerWatch
 from ladders.cluster.runs import on_recorded_cluster, resume, solve
 from ladders.solver.problem import Problem
-from examples import EXAMPLES, truncated
-# at collection, not inside a test: imported from within a test (this file run alone),
-# pytest's rewrite of the module failed in CPython 3.11.7's parser ("SystemError: AST
-# constructor recursion depth mismatch")
-from test_resume import board_file
+from examples import EXAMPLES, board_file, truncated
 
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.engines.elimination_plan import make_plan
@@ -201,7 +197,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait(timeout=30)
 
 
-@pytest.mark.slow  # the default suite has remote processes in test_object_store.py
+@pytest.mark.slow  # the default suite has remote processes in tests/checkpoints/test_backend.py
 def test_remote_scheduler_and_workers_processes(tmp_path) -> None:
     procs: list[subprocess.Popen] = []
     try:

@@ -4,7 +4,7 @@ does not answer, and a full disk under a local store. Every refusal is one line,
 any request where it can be; nothing leaves 127.0.0.1: the commands run with a
 recording proxy in ``HTTP_PROXY``/``HTTPS_PROXY`` (obstore sends every request but
 those to 127.0.0.1 through it), and each test asserts that it saw no request. The S3
-server is moto's, on 127.0.0.1 (see tests/test_object_store.py)."""
+server is moto's, on 127.0.0.1 (see tests/checkpoints/test_backend.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from click.testing import CliRunner
 pytest.importorskip("obstore")
 moto_server = pytest.importorskip("moto.server")
 
-from test_object_store import LADDERS, ladders, new_store, reference, s3, url  # noqa: E402,F401
+from test_backend import LADDERS, ladders, new_store, reference, s3, url  # noqa: E402,F401
 
 from ladders.checkpoints.backend import ObjectBackend, lease_seconds  # noqa: E402
 from ladders.checkpoints.errors import StoreError  # noqa: E402
@@ -317,7 +317,7 @@ def test_a_worker_without_credentials_asks_no_metadata_address(s3, recorder: Rec
                                                                tmp_path: Path) -> None:
     # the worker asked the EC2 metadata address, and was named by its address only
     from distributed import Client
-    from test_object_store import _dask
+    from test_backend import _dask
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

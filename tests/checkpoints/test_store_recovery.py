@@ -22,7 +22,7 @@ from ladders.checkpoints.backend import Backend, open_backend
 from ladders.cluster.cli import cli
 from ladders.cluster.runs import open_store, solve
 from ladders.solver.problem import Problem
-from test_object_store import BUCKET, reference, s3  # noqa: F401  (s3: moto on 127.0.0.1)
+from test_backend import BUCKET, reference, s3  # noqa: F401  (s3: moto on 127.0.0.1)
 
 #: Batches the interrupted run commits (one prime each) before it is stopped.
 STOP_AFTER = 6

@@ -106,7 +106,7 @@ def test_missing_matplotlib_is_one_line(tmp_path: Path, monkeypatch: pytest.Monk
     line = fail_plot("board", "tiny10", "-o", str(tmp_path / "x.png"))
     # this ladders, from where pip installed it: this checkout (PyPI's "ladders" is
     # another project)
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     assert line == f"ladders: error: matplotlib is not installed: pip install '{checkout}[plot]'"
 
 

@@ -69,7 +69,7 @@ def test_seat_zero_is_checked_at_the_held_out_primes_first() -> None:
 def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int) -> None:
     # the script reduces known fractions, feeds them through the store and the stream
     # and exits non-zero unless the driver's fractions equal them
-    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_driver.py"
+    script = Path(__file__).resolve().parents[4] / "scripts" / "bench_driver.py"
     out = subprocess.run([sys.executable, str(script), "--scale", "0.0005", "--store",
                           str(tmp_path / "s"), "--workers", str(workers)],
                          capture_output=True, text=True, timeout=600, check=True)

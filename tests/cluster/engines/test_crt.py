@@ -23,7 +23,7 @@ from ladders.checkpoints.store import RunStore
 from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import resume, solve, verify_stored
 from ladders.solver.problem import Problem
-from examples import EXAMPLES, truncated
+from examples import EXAMPLES, board_file, truncated
 
 from ladders.solver.engines.crt import FormAccumulator, prime_sequence, solve_mod
 from ladders.solver.engines.modular import solve_dixon
@@ -140,7 +140,6 @@ def _finish(args: list[str]) -> dict:
 def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
     """kill -9 of a batch run (crt; series, whose batches live in the same kind of store,
     with 3 players) at a random committed batch: the resume redoes none of them."""
-    from test_resume import board_file
     board = board_file(tmp_path, 30)
     store = tmp_path / "run"
     rng = random.Random(seed)

@@ -25,7 +25,7 @@ from ladders.checkpoints.store import RunStore
 from ladders.cluster.cli import cli
 from ladders.cluster.engines import SolveRequest, get_engine
 from ladders.solver.problem import Problem
-from test_object_store import BUCKET, reference, s3  # noqa: F401  (s3: moto on 127.0.0.1)
+from test_backend import BUCKET, reference, s3  # noqa: F401  (s3: moto on 127.0.0.1)
 
 RACES = 3
 
