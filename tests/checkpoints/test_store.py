@@ -1,18 +1,14 @@
-"""The run store: segments round-trip, manifests are the truth, damage is refused."""
+"""The run store: manifests are the truth, damage is refused (the segments' own
+encoding: ``test_segments.py``)."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.checkpoints.files import MEMBER_BYTES, gzip_members
-from ladders.checkpoints.segments import decode_rows, encode_rows
 from ladders.checkpoints.store import RunStore, _identity
 from ladders.checkpoints.elimination import EliminationState, create_store, plan_of, stored_answer
 from ladders.cluster.engines.elimination import EliminationWork
@@ -49,17 +45,6 @@ def run_in_process(store: RunStore, stop_after: int | None = None):
     work = EliminationWork(store)
     run_serial(work, lambda: stop_after is not None and work.tally()[0] >= stop_after)
     return work.committed
-
-
-def test_rows_round_trip_with_huge_and_negative_integers() -> None:
-    rows = {3: {7: mpz(10) ** 5000 + 1, 0: mpz(-5), 12: mpz(0) - mpz(2) ** 200}, 9: {}, 11: {1: mpz(1)}}
-    data = encode_rows(rows)
-    assert data.dtype == np.uint8 and data.ndim == 1
-    assert decode_rows(data) == rows
-    # each row keeps its column order (the kernel's content gcd starts from it)
-    assert [list(row) for row in decode_rows(data).values()] == [[7, 0, 12], [], [1]]
-    with pytest.raises(SegmentError):
-        decode_rows(data[:-1])
 
 
 def test_serial_over_store_equals_in_memory(tmp_path) -> None:
@@ -209,22 +194,6 @@ def test_manifests_are_created_exclusively(tmp_path) -> None:
     manifest = store.current()
     with pytest.raises(StoreError, match="another driver"):
         store.commit(manifest)  # same sequence number again
-
-
-@pytest.mark.parametrize("sizes", [[], [0], [5], [MEMBER_BYTES - 1, 1, 7], [3 * MEMBER_BYTES + 11, 2, MEMBER_BYTES]])
-def test_gzip_members_is_one_gzip_stream_of_the_chunks(sizes: list[int]) -> None:
-    rng = np.random.default_rng(len(sizes))
-    chunks = [rng.integers(48, 58, size, dtype=np.uint8).tobytes() for size in sizes]
-    packed = gzip_members(iter(chunks))
-    assert gzip.decompress(packed) == b"".join(chunks)
-    assert packed == gzip_members(chunks, threads=1)             # the same bytes however run
-    members, rest = 0, packed
-    while rest:
-        reader = zlib.decompressobj(31)
-        reader.decompress(rest)
-        assert reader.eof
-        members, rest = members + 1, reader.unused_data
-    assert (members > 1) == (sum(sizes) > MEMBER_BYTES)           # compressed in parallel
 
 
 # ---------------------------------------------------------------- paged manifests

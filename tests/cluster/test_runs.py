@@ -1,6 +1,7 @@
 """Crash and resume through the real `ladders` program: kill -9 at random points, Ctrl-C,
 SIGTERM. The resumed answer must be the identical fraction, and a resume may only redo
-what was in flight when the driver died (nothing a committed manifest lists)."""
+what was in flight when the driver died (nothing a committed manifest lists). Then
+``status`` and ``verify`` of stored runs (:mod:`ladders.cluster.runs`)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from ladders.checkpoints.elimination import plan_of
+from ladders.checkpoints.store import RunStore
 from ladders.cluster.errors import EXIT_INTERRUPTED
-from examples import board_file
+from ladders.cluster.runs import solve, verify_stored
+from ladders.solver.problem import Problem
+from examples import EXAMPLES, board_file
 
 LADDERS = [sys.executable, "-m", "ladders.cluster.cli"]
 
@@ -212,3 +216,32 @@ def test_status_of_prime_batch_runs_names_its_digits_and_sizes(tmp_path) -> None
     whole = bits_to_digits(open_store(str(series)).current().max_bits)
     assert st["digits"] == f"N and D up to {whole:,} digits each, from a modulus of {whole:,} digits"
     assert st["tasks_done"] == st["tasks_total"] == 1
+
+
+def test_verify_of_a_modular_run_cross_checks_with_elimination(tmp_path) -> None:
+    store = tmp_path / "run"
+    problem = Problem.build(EXAMPLES["hasbro20-2"].board, 2)
+    out = solve(problem, "modular", checkpoint=str(store), seed=1)
+    assert out.store == str(store) and RunStore.open(store).completed()["engine"] == "modular"
+    report = verify_stored(str(store), primes=1)["report"]
+    assert report["passed"] and report["cross"]["engine"] == "elimination"
+    assert report["cross"]["passed"] and report["matches_complete_json"]
+
+
+def test_verify_of_a_series_run_too_big_to_solve_again_uses_fresh_primes(tmp_path, monkeypatch) -> None:
+    """Beyond CHECK_LIMIT unknowns (the full board for 3 or 4 players; here the limit
+    is lowered below tiny10's 120) verify never builds the race system: the series
+    residues at fresh primes stand in for the modular solves."""
+    import ladders.cluster.runs as runs
+    store = tmp_path / "run"
+    problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
+    out = solve(problem, "series", checkpoint=str(store), seed=1)
+    assert runs.status(str(store))["size"] == "polynomials of degree 8 and 21"  # no system
+    small = verify_stored(str(store), primes=1)["report"]
+    assert small["passed"] and len(small["residues"]["primes"]) == 1
+    monkeypatch.setattr(runs, "CHECK_LIMIT", problem.unknowns - 1)
+    report = verify_stored(str(store), primes=2, seed=4)["report"]
+    assert "residues" not in report and report["certificate"]["check"] == "confirmation"
+    assert report["passed"] and report["matches_complete_json"]
+    assert [x["agree"] for x in report["certificate"]["primes"]] == [True, True]
+    assert verify_stored(str(store), primes=2, seed=4)["seats"] == list(out.seats)

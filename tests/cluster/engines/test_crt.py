@@ -1,5 +1,7 @@
-"""The crt engine: batches of primes in the run store, in process and on real Dask
-clusters, against the other engines; kill -9 and resume through the real program."""
+"""The crt engine (its driver, :mod:`ladders.cluster.engines.crt`, and its mathematics,
+:mod:`ladders.solver.engines.crt`): batches of primes in the run store, in process and
+on real Dask clusters, against the other engines; kill -9 and resume through the real
+program."""
 
 from __future__ import annotations
 
@@ -19,9 +21,8 @@ import pytest
 from distributed import Client, LocalCluster
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.checkpoints.store import RunStore
 from ladders.cluster.connect import ClusterSpec
-from ladders.cluster.runs import resume, solve, verify_stored
+from ladders.cluster.runs import resume, solve
 from ladders.solver.problem import Problem
 from examples import EXAMPLES, board_file, truncated
 
@@ -174,32 +175,3 @@ def test_kill_9_then_resume_crt(tmp_path, engine: str, seed: int) -> None:
     assert not [p for p in (store / "residues").iterdir()
                 if p.name not in {r.path.split("/")[-1] for r in
                                   open_store(store).current().state.batches.values()}]
-
-
-def test_verify_of_a_modular_run_cross_checks_with_elimination(tmp_path) -> None:
-    store = tmp_path / "run"
-    problem = Problem.build(EXAMPLES["hasbro20-2"].board, 2)
-    out = solve(problem, "modular", checkpoint=str(store), seed=1)
-    assert out.store == str(store) and RunStore.open(store).completed()["engine"] == "modular"
-    report = verify_stored(str(store), primes=1)["report"]
-    assert report["passed"] and report["cross"]["engine"] == "elimination"
-    assert report["cross"]["passed"] and report["matches_complete_json"]
-
-
-def test_verify_of_a_series_run_too_big_to_solve_again_uses_fresh_primes(tmp_path, monkeypatch) -> None:
-    """Beyond CHECK_LIMIT unknowns (the full board for 3 or 4 players; here the limit
-    is lowered below tiny10's 120) verify never builds the race system: the series
-    residues at fresh primes stand in for the modular solves."""
-    import ladders.cluster.runs as runs
-    store = tmp_path / "run"
-    problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
-    out = solve(problem, "series", checkpoint=str(store), seed=1)
-    assert runs.status(str(store))["size"] == "polynomials of degree 8 and 21"  # no system
-    small = verify_stored(str(store), primes=1)["report"]
-    assert small["passed"] and len(small["residues"]["primes"]) == 1
-    monkeypatch.setattr(runs, "CHECK_LIMIT", problem.unknowns - 1)
-    report = verify_stored(str(store), primes=2, seed=4)["report"]
-    assert "residues" not in report and report["certificate"]["check"] == "confirmation"
-    assert report["passed"] and report["matches_complete_json"]
-    assert [x["agree"] for x in report["certificate"]["primes"]] == [True, True]
-    assert verify_stored(str(store), primes=2, seed=4)["seats"] == list(out.seats)

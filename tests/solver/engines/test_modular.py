@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from examples import EXAMPLES, truncated
+from examples import EXAMPLES
 from oracle import oracle_seats
 from ladders.solver.games.chain import build_chain
 from ladders.solver.engines.modular import (Interrupted, digits_to_integers, padic_to_integers,
                           random_lifting_prime, rational_reconstruction, solve_dixon)
 from ladders.solver.engines.elimination import eliminate_target, solve_all
 from ladders.solver.exact import mpq, mpz
-from ladders.solver.engines.modp import (MAX_PRIME, FactorizationStopped, factor_permuted, lu_factor_mod,
-                                         lu_solve_mod, permute_csr, residual_is_zero)
+from ladders.solver.engines.modp import MAX_PRIME, lu_factor_mod, lu_solve_mod, permute_csr, residual_is_zero
 from ladders.solver.games.race import race_system, seats_from_values
 from ladders.solver.system import LinearSystem
 from strategies import small_boards
@@ -158,17 +157,3 @@ def test_a_stop_during_the_factorization_keeps_the_state_it_had() -> None:
     with pytest.raises(Interrupted) as again:
         solve_dixon(system, seed=8, chunk=2, state=first.value.state, should_stop=lambda: True)
     assert again.value.state is first.value.state
-
-
-def test_the_factorization_stops_between_chunks_of_rows() -> None:
-    system = race_system(build_chain(truncated("hasbro", 20)), 3)
-    order = np.arange(system.size)
-    permuted = permute_csr(system.indptr, system.indices, system.data, order)
-    polls = []
-
-    def stop_on_second_poll() -> bool:
-        polls.append(1)
-        return len(polls) == 2
-    with pytest.raises(FactorizationStopped) as stop:
-        factor_permuted(permuted, order, MAX_PRIME, should_stop=stop_on_second_poll)
-    assert 0 < stop.value.rows < system.size

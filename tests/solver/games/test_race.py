@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 from examples import EXAMPLES
 from oracle import oracle_seats
 from ladders.solver.games.chain import build_chain
-from ladders.solver.engines.elimination import eliminate_target, remove_content, solve_all
-from ladders.solver.exact import gcd, mpq, mpz
-from ladders.solver.engines.elimination_plan import make_plan
+from ladders.solver.exact import mpq
 from ladders.solver.engines.modular import solve_dixon
 from ladders.solver.games.race import race_system, seats_from_values, solve_race
 from strategies import small_boards
@@ -39,34 +37,6 @@ def test_table_is_the_full_solution() -> None:
             rhs = mpq(chain.finish[a_i], d) + sum((mpq(c, d) * (1 - result.table[(b, chain.states[j])])
                                                   for j, c in chain.moves[a_i]), mpq(0))
             assert result.table[(a, b)] == rhs
-
-
-def test_forward_elimination_equals_full_solve_in_any_order() -> None:
-    system = race_system(build_chain(EXAMPLES["hasbro20-2"].board), 2)
-    full = solve_all(system)[0][system.target]
-    natural = [i for i in range(system.size) if i != system.target] + [system.target]
-    for size in (1, 7, 50, system.size):
-        assert eliminate_target(system, make_plan(system, size, natural)) == [full]
-        assert eliminate_target(system, make_plan(system, size)) == [full]
-
-
-@settings(max_examples=200, deadline=None)
-@given(values=st.lists(st.integers(-10**40, 10**40).filter(bool), min_size=1, max_size=8),
-       scale=st.integers(1, 10**30))
-def test_remove_content_leaves_the_primitive_row(values: list[int], scale: int) -> None:
-    # the first two entries often share more than the whole row does: the rescale path
-    row = {c: mpz(v * scale) for c, v in enumerate(values)}
-    remove_content(row)
-    content = 0
-    for v in values:
-        content = gcd(content, v)
-    assert row == {c: mpz(v // content) for c, v in enumerate(values)}
-
-
-def test_order_must_end_with_the_target() -> None:
-    system = race_system(build_chain(EXAMPLES["tiny10-2"].board), 2)
-    with pytest.raises(ValueError, match="target last"):
-        make_plan(system, 8, [system.target] + [i for i in range(system.size) if i != system.target])
 
 
 @settings(max_examples=30, deadline=None)

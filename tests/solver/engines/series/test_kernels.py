@@ -1,15 +1,20 @@
-"""The series kernel keeps its arrays between primes, even in a process started with
-MALLOC_TRIM_THRESHOLD_ set (as Dask's nannies start every worker)."""
+"""The per-prime kernel of the series engine (:mod:`ladders.solver.engines.series.kernels`):
+it keeps its arrays between primes, even in a process started with
+MALLOC_TRIM_THRESHOLD_ set (as Dask's nannies start every worker), and the table's
+numerators from its residues are the exact ones."""
 
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 
 import pytest
 
+from ladders.solver.engines import series
 from ladders.solver.engines.series.kernels import keep_kernel_memory
+from ladders.solver.exact import invert, mpq, mpz, next_prime
 
 #: In a thread, as a Dask worker runs its tasks: 3 players on hasbro, page faults a prime.
 WORKER = """import resource, sys, threading
@@ -34,3 +39,31 @@ def test_the_kernel_does_not_fault_its_arrays_in_again_at_every_prime() -> None:
                          text=True, timeout=300, check=True).stdout
     # measured: 65 a prime before keep_kernel_memory, under 1 with it
     assert float(out) < 10
+
+
+@pytest.mark.parametrize("seed", [1, 7, 66])
+def test_table_numerators_equal_the_exact_ones(seed: int) -> None:
+    """The division-free CRT of the table == the exact numerators over a common
+    denominator (also at the ends of [0, 1]); a denominator that is not common to all
+    entries is refused, not rounded into a wrong table."""
+    import numpy as np
+
+    from ladders.solver.engines.series.kernels import table_numerators
+    rng = random.Random(seed)
+    den = mpz(rng.getrandbits(300) | 1) * 6 ** 5
+    values = [mpq(rng.randrange(0, int(den) + 1), den) for _ in range(40)]
+    values += [mpq(0), mpq(1), mpq(1, 2 * 3)]                # the ends of [0, 1]
+    primes, m = [], mpz(1)
+    for q in series.random_primes(seed):
+        if m.bit_length() > den.bit_length() + 90:
+            break
+        primes.append(q)
+        m *= q
+
+    def residues(vals):
+        return np.asarray([[int(v.numerator * invert(v.denominator, q) % q) for v in vals]
+                           for q in primes], dtype=np.uint64)
+
+    assert [mpq(n, den) for n in table_numerators(residues(values), primes, m, den)] == values
+    with pytest.raises(ArithmeticError):
+        table_numerators(residues(values + [mpq(1, int(next_prime(mpz(2) ** 70)))]), primes, m, den)

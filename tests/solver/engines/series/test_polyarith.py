@@ -1,0 +1,58 @@
+"""Polynomial arithmetic modulo a word-size prime
+(:mod:`ladders.solver.engines.series.polyarith`): the divide-and-conquer exponential and
+the transforms' tables of roots."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ladders.solver.engines import series
+
+
+@pytest.mark.parametrize("count", [1, 31, 32, 33, 64, 100, 700])
+def test_exponential_by_blocks_equals_newtons_identities(count):
+    # the divide-and-conquer exponential (transforms, or schoolbook with nmax = 0)
+    # against the quadratic recurrence it replaces
+    import numpy as np
+    from ladders.solver.engines.series import montgomery as mt
+    from ladders.solver.engines.series import polyarith as pa
+    q = next(series.ntt_primes(count))
+    w, k = series.reconstruct.ntt_root(q)
+    p = np.uint64(q)
+    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
+    rng = random.Random(count)
+    psums = np.array([0] + [rng.randrange(q) for _ in range(count)], dtype=np.uint64)
+    inv = mt.inverses_upto(count, p, pneg, one, r2)
+    ref = pa.series_exp_neg(psums, count, p, pneg, one, r2, inv)
+    nmax = 1 << 12
+    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))  # numba hands back a Python int
+    roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
+    for size in (nmax, 0):
+        got = pa.series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots, size)
+        assert (got == ref).all()
+
+
+@pytest.mark.parametrize("nmax", [2, 4, 8, 1 << 13])
+def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
+    # entry len + j of a stage: w^j and w^-j for w of order 2 len, plain and with its
+    # Shoup companion floor(x 2^64 / p); the tables derive the lower stages and the
+    # inverses from the top stage's powers
+    import numpy as np
+    from ladders.solver.engines.series import montgomery as mt
+    from ladders.solver.engines.series import polyarith as pa
+    q = next(series.ntt_primes(nmax))
+    w, k = series.reconstruct.ntt_root(q)
+    p = np.uint64(q)
+    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
+    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))
+    roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
+    length = nmax // 2
+    while length >= 1:
+        root = pow(w, (1 << k) // (2 * length), q)             # order 2 length
+        for j in range(length):
+            for table, x in ((roots, pow(root, j, q)), (iroots, pow(root, -j, q))):
+                assert int(table[0, length + j]) == x
+                assert int(table[1, length + j]) == (x << 64) // q
+        length //= 2

@@ -1,0 +1,169 @@
+"""Primes, Chinese remaindering and rational reconstruction of the series engine
+(:mod:`ladders.solver.engines.series.reconstruct`): the subproduct tree and the half-gcd
+against the plain ones, and the stream that stops early, confirms at held-out primes
+and never gives a wrong answer."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ladders.solver.engines import series
+from ladders.solver.exact import gcd, invert, isqrt, mpq, mpz
+
+
+def test_crt_tree_matches_simple():
+    rng = random.Random(7)
+    for count in (1, 2, 3, 17, 200):
+        primes = [q for q, _ in zip(series.random_primes(count), range(count))]
+        res = [[rng.randrange(q) for _ in range(3)] for q in primes]
+        xs, m = series.crt_tree(res, primes)
+        for j in range(3):
+            x, m2 = series.crt_simple([r[j] for r in res], primes)
+            assert (xs[j], m) == (x, m2)
+
+
+moduli = st.one_of(st.integers(1, 50), st.integers(2, 2 ** 64), st.integers(2 ** 4000, 2 ** 9000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=moduli, data=st.data())
+def test_fast_reconstruction_matches_simple(m, data):
+    if data.draw(st.booleans()):
+        x = data.draw(st.integers(-3 * m, 3 * m))        # arbitrary, also negative: often no solution
+    else:
+        bound = int(isqrt(mpz(m) // 2))
+        a = data.draw(st.integers(-bound, bound))
+        b = data.draw(st.integers(1, max(1, bound)))
+        assume(gcd(b, m) == 1)
+        x = a * int(invert(b, m)) if m > 1 else 0
+    fast = series.rational_reconstruct(x, m)
+    assert fast == series.rational_reconstruct_simple(x, m)
+    if fast is not None:
+        assert (fast.numerator - x * fast.denominator) % m == 0
+        assert abs(fast.numerator) <= isqrt(mpz(m) // 2) and fast.denominator <= isqrt(mpz(m) // 2)
+
+
+def test_reconstruction_edge_cases():
+    assert series.rational_reconstruct(0, 1) is None
+    assert series.rational_reconstruct_simple(5, 1) is None
+    assert series.rational_reconstruct(3, 7) == series.rational_reconstruct_simple(3, 7)
+    assert series.rational_reconstruct(5, 10) is None      # stop at remainder 0: gcd(0, 2) != 1
+    m = mpz(2) ** 20000
+    assert series.rational_reconstruct(mpz(2) ** 12000, m) is None
+    assert series.rational_reconstruct_simple(mpz(2) ** 12000, m) is None
+    # a random residue usually *has* a Wang fraction (of full size): both agree on it
+    m = mpz(2) ** 20000 + 1
+    big = (mpz(3) ** 9000) % m
+    assert series.rational_reconstruct(big, m) == series.rational_reconstruct_simple(big, m)
+    x = (-mpz(12345) * invert(mpz(999), m)) % m
+    assert series.rational_reconstruct(x, m) == mpq(-12345, 999)
+    assert series.rational_reconstruct_bounded(x, m, 10 ** 6, 10 ** 4) == mpq(-12345, 999)
+
+
+# ------------------------------------------------------------------ early termination
+
+def _residues_of(values, primes):
+    return [[int(v.numerator * invert(v.denominator, q) % q) for v in values] for q in primes]
+
+
+def test_stream_stops_early_and_confirms():
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    stream = series.ReconstructionStream(2, holdout=2)
+    it = series.random_primes(5)
+    done = False
+    fed = 0
+    while not done:
+        primes = [next(it) for _ in range(8)]
+        fed += 8
+        done = stream.add(primes, _residues_of(values, primes))
+    assert stream.values == values and stream.rejected == 0
+    assert fed * 61 < 3 * (values[0].numerator.bit_length() + values[0].denominator.bit_length()) + 2000
+
+
+def test_a_replay_attempts_once_at_the_end():
+    # a resumed run folds every stored batch: one attempt at the size reached, not one
+    # at each size the first driver passed
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    it = series.random_primes(5)
+    batches = [[next(it) for _ in range(8)] for _ in range(12)]
+    live, replay = (series.ReconstructionStream(2, holdout=2, first_bits=64) for _ in range(2))
+    for primes in batches:
+        if live.add(primes, _residues_of(values, primes)):
+            break
+    with replay.deferred():
+        for primes in batches:
+            assert not replay.add(primes, _residues_of(values, primes))
+        assert replay.attempts == 0
+    assert replay.attempts == 1 < live.attempts
+    assert replay.values == live.values == values
+    # the modulus's size: log2 of the product (a 62-bit prime adds less than 62)
+    product = math.prod(q for b in batches for q in b)
+    assert replay.bits == product.bit_length() - 1
+
+
+def test_the_stream_logs_its_attempts_and_scales_them_to_the_final_size():
+    """Every attempt's modulus size and seconds are logged; the succeeding attempt's
+    seconds are estimated from the largest one, as O(n log^2 n)."""
+    values = [mpq(mpz(3) ** 400, mpz(7) ** 300 + 2), mpq(1, 3)]
+    stream = series.ReconstructionStream(2, holdout=2, first_bits=64)
+    it = series.random_primes(5)
+    assert stream.attempt_seconds_at(10_000) is None       # nothing measured yet
+    while not stream.add(batch := [next(it) for _ in range(8)], _residues_of(values, batch)):
+        pass
+    assert len(stream.attempt_log) == stream.attempts >= 2
+    sizes = [b for b, _ in stream.attempt_log]
+    assert sizes == sorted(sizes) and sizes[-1] <= stream.bits
+    big = [(b, t) for b, t in stream.attempt_log if b >= 1024]
+    b, t = max(big)
+    assert stream.attempt_seconds_at(4 * b) == t * 4 * (math.log2(4 * b) / math.log2(b)) ** 2
+    assert stream.attempt_seconds_at(17 * b) is None        # too far from what was measured
+
+
+def test_wrong_candidate_is_refused_by_held_out_primes():
+    # the build primes see one fraction, the held-out primes another: the candidate
+    # reconstructed from the build primes is valid-looking but wrong, and is refused
+    truth, decoy = mpq(2 ** 61 + 5, 3 ** 40), mpq(2 ** 61 + 7, 3 ** 40)
+    primes = [q for q, _ in zip(series.random_primes(8), range(12))]
+    res = _residues_of([decoy], primes[:-2]) + _residues_of([truth], primes[-2:])
+    stream = series.ReconstructionStream(1, holdout=2, first_bits=64)
+    assert not stream.add(primes, res)
+    assert stream.rejected >= 1 and stream.values is None
+
+
+def test_corrupted_residue_never_gives_a_wrong_answer():
+    value = mpq(mpz(5) ** 200 + 1, mpz(11) ** 150)
+    it = series.random_primes(13)
+    stream = series.ReconstructionStream(1, holdout=2, first_bits=64, ratio=1.05)
+    primes = [next(it) for _ in range(40)]
+    res = _residues_of([value], primes)
+    res[3][0] = (res[3][0] + 1) % primes[3]          # one wrong residue, used to build
+    for i in range(0, 40, 4):
+        stream.add(primes[i:i + 4], res[i:i + 4])
+    assert stream.values is None or stream.values == [value]
+    assert stream.values is None
+
+
+def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
+    """The record of the primes drawn (a sorted array and a set of the latest) answers
+    as a set does, across its merges; the streams it serves draw no prime twice."""
+    from ladders.solver.engines.series.reconstruct import Drawn
+    drawn, plain = Drawn(), set()
+    drawn.MERGE = 64
+    rng = random.Random(3)
+    for _ in range(1000):
+        q = rng.randrange(1 << 62)
+        assert (q in drawn) == (q in plain)
+        drawn.add(q)
+        plain.add(q)
+        assert q in drawn
+    assert len(drawn) == len(plain) and len(drawn.latest) < 64
+    assert all(q in drawn for q in plain)
+    assert not any(rng.randrange(1 << 62) in drawn for _ in range(200))
+    # a small pool makes draws repeat: each prime comes once
+    primes = list(itertools.islice(series.ntt_primes(5, two_adicity=40), 300))
+    assert len(set(primes)) == 300
