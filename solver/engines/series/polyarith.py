@@ -153,32 +153,29 @@ def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
 
 @nb.njit(cache=True)
 def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - compiled
-    """``(roots, iroots)``: the twiddles of every stage of transforms up to size nmax,
-    for :func:`_ntt_forward` and :func:`_ntt_inverse`: one table, the same array twice.
+    """``(roots, iroots)``: the twiddles of every stage of transforms up to size nmax.
 
     Row 0 holds the plain values, row 1 their Shoup companions ``floor(w 2^64 / p)``:
-    entry ``len + j`` is ``w_(2 len)^j`` for a primitive (2 len)-th root of unity,
-    ``j < len``, len = 1, 2, 4, ..., nmax/2, so each stage reads a contiguous slice,
-    whatever the size of the transform. The inverse reads it backwards: ``w^-j =
-    -w^(len - j)`` as ``w^len = -1``, and the companion of ``p - w`` is the complement
-    ``2^64 - 1 - w'`` of w's (a second table was 4 MB more a prime at 2^18 points, and
-    a third of the time it took to make them). ``omega`` is Montgomery, of order
-    ``2^two_adicity``; nmax a power of two dividing that (0: no transforms,
-    :func:`cyclic_mul` then multiplies by schoolbook).
+    entry ``len + j`` is ``w_(2 len)^j`` (``w_(2 len)^-j`` in ``iroots``) for a
+    primitive (2 len)-th root of unity, ``j < len``, len = 1, 2, 4, ..., nmax/2, so each
+    stage reads a contiguous slice, whatever the size of the transform. ``omega`` is
+    Montgomery, of order ``2^two_adicity``; nmax a power of two dividing that (0: no
+    transforms, :func:`cyclic_mul` then multiplies by schoolbook).
 
     The companion needs no division: ``w 2^64 = w' p + (w 2^64 mod p)``, so
     ``w' = -(w 2^64 mod p) p^-1 mod 2^64`` = the Montgomery form of w times pneg.
     """
     roots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
+    iroots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
     if nmax < 2:
-        return roots, roots
+        return roots, iroots
     w = omega
     size = np.int64(1) << two_adicity
     while size > nmax:
         w = mmul(w, w, p, pneg)
         size //= 2
     # the top stage, len = nmax/2: w^j (Montgomery) in four interleaved chains, whose
-    # products do not wait for each other
+    # products do not wait for each other; w^-j = -w^(len - j), as w^len = -1
     top = nmax // 2
     pw = np.empty(top, dtype=np.uint64)
     pw[0] = one
@@ -191,8 +188,11 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
         for j in range(4, top):
             pw[j] = mmul(pw[j - 4], w4, p, pneg)
     for j in range(top):
+        inv = one if j == 0 else p - pw[top - j]
         roots[0, top + j] = from_mont(pw[j], p, pneg)
         roots[1, top + j] = pw[j] * pneg
+        iroots[0, top + j] = from_mont(inv, p, pneg)
+        iroots[1, top + j] = inv * pneg
     # every lower stage is every other entry of the stage above: w_(2 len)^j =
     # w_(4 len)^(2j) (read from the stage above, not with the stride of the top one:
     # that touched a cache line an entry, 32 MB of memory traffic a prime at 2^18)
@@ -201,8 +201,9 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
         for row in range(2):
             for j in range(length):
                 roots[row, length + j] = roots[row, 2 * length + 2 * j]
+                iroots[row, length + j] = iroots[row, 2 * length + 2 * j]
         length //= 2
-    return roots, roots
+    return roots, iroots
 
 
 @nb.njit(inline="always", cache=True)
@@ -304,58 +305,46 @@ def _ntt_forward(a, size, roots, p):  # pragma: no cover - compiled
             _radix2(a, base, base + group, p)
 
 
-@nb.njit(inline="always", cache=True)
-def _inverse_butterfly(a, i0, length, w, wp, x, xp, y, yp, p):  # pragma: no cover
-    """The radix-4 butterfly of the inverse at ``a[i0 + m length]``, m < 4: the stage of
-    half length ``length`` with the twiddle ``w``, then that of ``2 length`` with ``x``
-    and ``y`` (``wp``, ``xp``, ``yp``: their Shoup companions)."""
-    twop = p + p
-    i1 = i0 + length
-    i2 = i1 + length
-    i3 = i2 + length
-    u0 = a[i0]
-    v0 = _shoup(a[i1], w, wp, p)
-    u1 = a[i2]
-    v1 = _shoup(a[i3], w, wp, p)
-    y0 = _below(u0 + v0, twop)
-    y1 = _below(u0 - v0 + twop, twop)
-    y2 = _below(u1 + v1, twop)
-    y3 = _below(u1 - v1 + twop, twop)
-    z2 = _shoup(y2, x, xp, p)
-    z3 = _shoup(y3, y, yp, p)
-    a[i0] = _below(y0 + z2, twop)
-    a[i2] = _below(y0 - z2 + twop, twop)
-    a[i1] = _below(y1 + z3, twop)
-    a[i3] = _below(y1 - z3 + twop, twop)
-
-
 @nb.njit(cache=True)
 def _inverse_pass(a, lo, hi, length, w0, w1, p):  # pragma: no cover - compiled
     """Two stages of the inverse transform (radix 4) on ``a[lo:hi]``: half lengths
-    ``length`` and ``2 length``, in groups of ``4 length``. The twiddles
-    ``w_(2 len)^-j = -w_(2 len)^(len - j)`` are read backwards from the forward table
-    (:func:`ntt_tables`; j = 0 is 1)."""
-    l2 = length << ONE
-    l3 = l2 + length
-    l4 = length << TWO
-    for start in range(lo, hi, l4):
-        _inverse_butterfly(a, start, length, w0[length], w1[length], w0[l2], w1[l2],
-                           p - w0[l3], ~w1[l3], p)
-        for j in range(ONE, length):
-            _inverse_butterfly(a, start + j, length, p - w0[l2 - j], ~w1[l2 - j],
-                               p - w0[l4 - j], ~w1[l4 - j], p - w0[l3 - j], ~w1[l3 - j], p)
+    ``length`` and ``2 length``, in groups of ``4 length``."""
+    twop = p + p
+    for start in range(lo, hi, length << TWO):
+        for j in range(length):
+            i0 = start + j
+            i1 = i0 + length
+            i2 = i1 + length
+            i3 = i2 + length
+            w = w0[length + j]
+            wp = w1[length + j]
+            u0 = a[i0]
+            v0 = _shoup(a[i1], w, wp, p)
+            u1 = a[i2]
+            v1 = _shoup(a[i3], w, wp, p)
+            y0 = _below(u0 + v0, twop)
+            y1 = _below(u0 - v0 + twop, twop)
+            y2 = _below(u1 + v1, twop)
+            y3 = _below(u1 - v1 + twop, twop)
+            k2 = (length << ONE) + j
+            k3 = k2 + length
+            z2 = _shoup(y2, w0[k2], w1[k2], p)
+            z3 = _shoup(y3, w0[k3], w1[k3], p)
+            a[i0] = _below(y0 + z2, twop)
+            a[i2] = _below(y0 - z2 + twop, twop)
+            a[i1] = _below(y1 + z3, twop)
+            a[i3] = _below(y1 - z3 + twop, twop)
 
 
 @nb.njit(cache=True)
-def _ntt_inverse(a, size, roots, p, pneg, one, r2):  # pragma: no cover - compiled
+def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
     """In place: bit-reversed in (values in ``[0, 2p)``), natural order out, scaled by
     1/size and reduced to ``[0, p)`` (decimation in time, lazy butterflies, two stages
     at a time after a first one alone when their number is odd; indices unsigned).
     Depth first as :func:`_ntt_forward`: every stage whose groups fit in a block of
-    :data:`NTT_BLOCK` points, block by block, then the passes over the whole array.
-    ``roots``: the forward transform's table (:func:`ntt_tables`), read backwards."""
-    w0 = roots[0]
-    w1 = roots[1]
+    :data:`NTT_BLOCK` points, block by block, then the passes over the whole array."""
+    w0 = iroots[0]
+    w1 = iroots[1]
     usize = U64(size)
     levels = 0
     while (np.int64(1) << levels) < size:
