@@ -56,3 +56,32 @@ def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
                 assert int(table[0, length + j]) == x
                 assert int(table[1, length + j]) == (x << 64) // q
         length //= 2
+
+
+@pytest.mark.parametrize("levels", [12, 13, 14, 15, 16, 17])
+def test_depth_first_transforms_multiply_as_schoolbook(levels):
+    # transforms above NTT_BLOCK points go depth first (the passes over the whole array,
+    # then block by block): a cyclic product through them equals the schoolbook one, for
+    # sizes on both sides of the block and both parities of the number of stages; the
+    # short factor keeps the schoolbook cheap, the long one fills the transform
+    import numpy as np
+    from ladders.solver.engines.series import montgomery as mt
+    from ladders.solver.engines.series import polyarith as pa
+    size = 1 << levels
+    q = next(series.ntt_primes(size))
+    w, k = series.reconstruct.ntt_root(q)
+    p = np.uint64(q)
+    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
+    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))
+    roots, iroots = pa.ntt_tables(omega, k, size, p, pneg, one)
+    rng = np.random.default_rng(levels)
+    lx = 37
+    x = rng.integers(0, q, lx, dtype=np.uint64)
+    y = rng.integers(0, q, size, dtype=np.uint64)         # lx - 1 terms wrap around
+    empty = np.zeros(0, dtype=np.uint64)
+    fast = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(size), p, pneg, one,
+                         r2, empty)
+    slow = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(0), p, pneg, one, r2,
+                         empty)
+    assert size > pa.NTT_BLOCK or levels <= 13
+    assert (fast == slow).all()
