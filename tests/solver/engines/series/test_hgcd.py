@@ -1,5 +1,7 @@
 """The half-gcd inverse :func:`poly_invmod_fast` against the quadratic
-:func:`poly_invmod`: the same ``(ok, g)``, array for array, for every input.
+:func:`poly_invmod`: the same ``(ok, g)``, array for array, for every input; and the
+half-gcd resultant :func:`poly_resultant_fast` against the quadratic
+:func:`poly_resultant`, residue for residue.
 
 Random inputs of degree 1..5000 with and without transforms, inputs whose Euclidean
 remainders drop degree by more than one (built from chosen quotients, or natural
@@ -13,9 +15,12 @@ import random
 import numpy as np
 import pytest
 
-from ladders.solver.engines.series.hgcd import HGCD_BASE, _divmod, poly_invmod_fast, poly_rem_long
+from ladders.solver.engines.series.hgcd import (HGCD_BASE, _divmod, poly_invmod_fast,
+                                                poly_invmod_resultant, poly_rem_long,
+                                                poly_resultant_fast)
 from ladders.solver.engines.series.montgomery import mont_setup
-from ladders.solver.engines.series.polyarith import cyclic_mul, ntt_tables, poly_invmod, poly_rem
+from ladders.solver.engines.series.polyarith import (cyclic_mul, ntt_tables, poly_invmod, poly_rem,
+                                                     poly_resultant)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
 
 R = 1 << 64
@@ -67,12 +72,21 @@ class Field:
         return self.mul(m, c), self.mul(a, c)
 
     def check(self, a: np.ndarray, m: np.ndarray) -> bool:
-        """Both inverses of a mod m agree; returns ok."""
+        """Both inverses of a mod m agree, and both resultants ``Res(m, a)`` (the half-gcd's
+        and the quadratic Euclid's), nonzero exactly where a is invertible; returns ok."""
         args = (self.pu, self.pneg, self.one, self.r2)
         ok, g = poly_invmod(a, m, *args)
         ok2, g2 = poly_invmod_fast(a, m, *args, self.roots, self.iroots, self.nmax)
         assert ok2 == ok
         assert g2.dtype == g.dtype and np.array_equal(g2, g)
+        if m.size > 1:
+            res = poly_resultant(m, a[:m.size - 1].copy(), self.pu, self.pneg, self.one)
+            res2 = poly_resultant_fast(a, m, *args, self.roots, self.iroots, self.nmax)
+            assert int(res2) == int(res)
+            assert (res != 0) == bool(ok)
+            ok3, g3, res3 = poly_invmod_resultant(a, m, *args, self.roots, self.iroots,
+                                                  self.nmax)
+            assert (ok3, int(res3)) == (ok, int(res)) and np.array_equal(g3, g)
         return bool(ok)
 
 
