@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from ladders.solver.engines.series.jit import nb
 
 #: Largest prime used: products of two residues stay below 2^56 (see module docstring).
 MAX_PRIME = (1 << 28) - 57
@@ -78,7 +78,7 @@ def permute_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
     return new_ptr, cols[key].astype(np.int64), vals[key].astype(np.int64)
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _inverse(a: int, p: int) -> int:
     """``a^-1 mod p`` by the extended Euclidean algorithm (``0 < a < p``)."""
     r0, r1 = p, a
@@ -90,7 +90,7 @@ def _inverse(a: int, p: int) -> int:
     return s0 % p
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val,
                  u_ind, u_val, dinv, nl, nu):  # pragma: no cover - compiled
     """Rows ``i0 .. i1 - 1`` of the up-looking LU without pivoting, continuing the factor
@@ -162,7 +162,7 @@ def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr,
     return l_ind, l_val, u_ind, u_val, nl, nu, -1
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _grow(arr, cap):  # pragma: no cover - compiled
     out = np.empty(cap, dtype=arr.dtype)
     out[:len(arr)] = arr
@@ -230,7 +230,7 @@ class FactorizationStopped(Exception):
         self.rows, self.total = rows, total
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _solve_into(l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, p, r, y):  # pragma: no cover
     """``y = U^-1 L^-1 r (mod p)`` with delayed reduction (``r`` entries in [0, p))."""
     n = len(dinv)
@@ -267,7 +267,7 @@ def lu_solve_mod(lu: LUFactors, rhs: np.ndarray) -> np.ndarray:
     return x
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _lift(l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, p,
           a_ptr, a_ind, a_val, r, digits):  # pragma: no cover - compiled
     """Dixon steps: for each row s of ``digits``, ``digits[s] = A'^-1 r (mod p)`` and
@@ -287,7 +287,7 @@ def _lift(l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, p,
             r[i] = acc // p
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def _lift_integer(l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, p,
                   a_ptr, a_ind, a_val, rhs_digits, out):  # pragma: no cover - compiled
     """Dixon steps with symmetric digits on an integer solution ``A' N = R``.
@@ -330,7 +330,7 @@ def _lift_integer(l_ptr, l_ind, l_val, u_ptr, u_ind, u_val, dinv, p,
     return -1
 
 
-@njit(cache=True)
+@nb.njit(cache=True)
 def residual_is_zero(a_ptr, a_ind, a_val, digits, rhs_digits, p):  # pragma: no cover - compiled
     """``A' N == R`` exactly, for ``N`` and ``R`` given as base-p digits (any sign).
 

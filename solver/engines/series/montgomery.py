@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from ladders.solver.engines.series.jit import nb
+
+# numba itself only through jit.py, which chooses its cache folder first
+types = nb.types
+intrinsic = nb.extending.intrinsic
 
 # ----------------------------------------------------------------------------------
 # Word-size modular arithmetic (numba, Montgomery form, R = 2^64, odd p < 2^63)

@@ -61,3 +61,17 @@ def test_a_changed_callee_in_another_module_is_compiled_again(tmp_path: Path) ->
     assert _run(tmp_path, refresh=False) == (4, "None")
     assert _run(tmp_path, refresh=True) == (6, "True")       # dropped, compiled again
     assert _run(tmp_path, refresh=True) == (6, "False")
+
+
+def test_numba_is_imported_through_jit_only():
+    # jit.py chooses numba's cache folder before numba is imported (a read-only install
+    # has none otherwise); a module importing numba itself bypassed it (issue 39: modp.py)
+    import re
+
+    import ladders
+    root = Path(ladders.__file__).parent
+    pattern = re.compile(r"^\s*(from numba\b|import numba\b)", re.MULTILINE)
+    offenders = [str(path.relative_to(root)) for folder in ("solver", "checkpoints", "cluster")
+                 for path in sorted((root / folder).rglob("*.py"))
+                 if path.name != "jit.py" and pattern.search(path.read_text())]
+    assert offenders == []
