@@ -19,9 +19,12 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--per-machine", type=click.IntRange(min=1), default=None,
               help="Workers that share one machine: its busy cores slow each prime of the "
               "series engine [default: all of them, up to 16].")
+@click.option("--force", is_flag=True,
+              help="Plan as 'ladders solve --force' would run: an engine that one machine's "
+              "memory refuses is planned anyway, and the verdict says what it needs.")
 @json_option
 def plan(board: str, rule: str | None, die: int | None, players: int, workers: int,
-         per_machine: int | None, as_json: bool) -> None:
+         per_machine: int | None, force: bool, as_json: bool) -> None:
     """Dry run: how big an exact race is and what each engine would cost, before solving.
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
@@ -43,6 +46,7 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
       ladders plan hasbro --players 3
       ladders plan hasbro --players 2 --json
       ladders plan hasbro --players 5 --workers 256 --per-machine 16
+      ladders plan hasbro --players 6 --workers 256 --force
     """
     from ladders.cluster.engines import busy_note, engines, human_seconds, verdict
     from ladders.solver.estimate import race_figures
@@ -56,7 +60,7 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
             for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))
-    data["verdict"] = verdict(rows, order, workers)
+    data["verdict"] = verdict(rows, order, workers, force)
     for name, row in rows.items():
         data[name] = {k: v for k, v in row.figures.items() if k != "size"}
     chosen = next((name for name in order if f"the {name} engine" in data["verdict"]), None)

@@ -159,9 +159,10 @@ class Answer:
 class PlanRow:
     """One engine's row of ``ladders plan``: ``text`` for people, ``figures`` for JSON,
     ``seconds`` on the plan's workers (None: not estimated), whether more workers bring
-    it down (``scales``), whether the figures are lower bounds, and ``blocked``: why
-    the engine cannot do it within a day on any cluster, in its own words (None: it can,
-    or it cannot tell: ``undecided``)."""
+    it down (``scales``; ``serial_seconds`` of them they do not: the series engine's
+    reconstruction after the last batch), whether the figures are lower bounds, and
+    ``blocked``: why the engine cannot do it within a day on any cluster, in its own
+    words (None: it can, or it cannot tell: ``undecided``)."""
 
     text: str
     figures: dict[str, Any]
@@ -170,6 +171,14 @@ class PlanRow:
     lower_bound: bool = False
     blocked: str | None = None
     undecided: str | None = None
+    serial_seconds: float = 0.0
+
+    def seconds_on(self, workers: int, size: int) -> float | None:
+        """The wall time on ``size`` workers, from the plan's on ``workers``: the part
+        that scales, scaled; the serial part as it is."""
+        if self.seconds is None:
+            return None
+        return (self.seconds - self.serial_seconds) * workers / size + self.serial_seconds
 
 
 class Engine(abc.ABC):
@@ -501,23 +510,38 @@ def human_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
-def verdict(rows: dict[str, PlanRow], order: list[str], workers: int) -> str:
+def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
+            force: bool = False) -> str:
     """What can do the solve, from the engines' rows (``order``: the candidates, most
     preferred first): one machine within a day; else a cluster of so many workers
-    within a day; else undecided; else out of reach, in the preferred engine's words."""
+    within a day; else undecided; else out of reach, in the preferred engine's words.
+    ``force``: as ``ladders solve --force`` runs, an engine that one machine's memory
+    refuses (``blocked``) is planned anyway, and the verdict says what it needs."""
+    def forced(name: str) -> str:
+        blocked = rows[name].blocked
+        return f" (with --force: it {blocked})" if blocked else ""
+
     for name in order:
         row = rows[name]
-        if row.blocked is None and row.undecided is None and row.seconds is not None \
-                and row.seconds <= DAY:
-            return f"one machine: the {name} engine"
+        if (row.blocked is None or force) and row.undecided is None \
+                and row.seconds is not None and row.seconds <= DAY:
+            return f"one machine: the {name} engine{forced(name)}"
     for size in CLUSTER_SIZES:
         for name in order:
             row = rows[name]
-            if row.scales and row.blocked is None and row.seconds is not None \
-                    and row.seconds * workers / size <= DAY:
-                hours = row.seconds * workers / size / 3600
+            wall = row.seconds_on(workers, size)
+            if row.scales and (row.blocked is None or force) and wall is not None \
+                    and wall <= DAY:
                 return (f"a cluster of {size:,} workers: the {name} engine, within a day "
-                        f"(about {hours:.1f} hours)")
+                        f"(about {wall / 3600:.1f} hours){forced(name)}")
+    if force:
+        for name in order:
+            row = rows[name]
+            wall = row.seconds_on(workers, CLUSTER_SIZES[-1])
+            if row.scales and wall is not None:
+                return (f"a cluster of {CLUSTER_SIZES[-1]:,} workers: the {name} engine, in "
+                        f"about {wall / DAY:.1f} days, {row.serial_seconds / 3600:.1f} hours of "
+                        f"them in one process{forced(name)}")
     undecided = [rows[name].undecided for name in order if rows[name].undecided]
     if undecided:
         return f"not decided: {undecided[0]}"

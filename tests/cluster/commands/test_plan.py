@@ -144,3 +144,31 @@ def test_the_plan_counts_a_machines_busy_cores_and_the_reconstruction_after() ->
 def series_tail(players: int) -> float:
     out = CliRunner().invoke(cli, ["plan", "hasbro", "-k", str(players), "--json"])
     return json.loads(out.stdout)["series"]["tail_seconds"]
+
+
+def test_plan_of_six_players_with_force_gives_a_plan() -> None:
+    # issue 39: '--force' plans what 'solve --force' would run, past one machine's
+    # memory, and says what it needs; the serial reconstruction is not divided by the
+    # workers (6 players: 20.8 h of 1.5 days on 1,024 of them)
+    refused = json.loads(CliRunner().invoke(cli, ["plan", "hasbro", "-k", "6", "--workers", "256",
+                                                  "--json"]).stdout)
+    assert refused["verdict"].startswith("out of reach")
+    result = CliRunner().invoke(cli, ["plan", "hasbro", "-k", "6", "--workers", "256", "--force",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.stdout)["verdict"]
+    assert verdict.startswith("a cluster of 1,024 workers: the series engine")
+    assert "with --force: it needs about 47 GB" in verdict
+    tail_hours = refused["series"]["tail_seconds"] / 3600
+    assert f"{tail_hours:.1f} hours of them in one process" in verdict
+
+
+def test_a_serial_tail_is_not_divided_by_the_workers() -> None:
+    from ladders.cluster.engines import DAY, PlanRow, verdict
+    row = PlanRow("", {}, 40 * 3600.0, scales=True, serial_seconds=20 * 3600.0)
+    assert row.seconds_on(2, 16) == 20 * 3600 * 2 / 16 + 20 * 3600
+    # 40 h on 2 workers with 20 h serial: 22.5 h on 16 (linear scaling said 5 h)
+    assert verdict({"series": row}, ["series"], 2) == (
+        "a cluster of 16 workers: the series engine, within a day (about 22.5 hours)")
+    late = PlanRow("", {}, 2 * DAY, scales=True, serial_seconds=1.5 * DAY)
+    assert verdict({"series": late}, ["series"], 2).startswith("out of reach")
