@@ -178,11 +178,21 @@ class Split:
         return self.players == 3 and self.s == 0
 
     @property
+    def transform_sizes(self) -> tuple[int, int, int]:
+        """``(size_c, size_w, nmax)``: the kernel's transforms at step (6), the middle
+        product of G and a (``L + m_a - 1`` terms) and the correlation with D_b (``2L -
+        1``), and the largest any step takes (the exponentials' ``deg + 1`` too). The one
+        place they are worked out: the kernel reads them from :class:`~.kernels.SeatInputs`,
+        the primes' two-adicity and the cost model from here."""
+        size_c = _pow2(max(self.length + self.m_a - 1, self.m_a, 1))
+        size_w = _pow2(max(2 * self.length - 1, self.deg_b + 1, 1))
+        return size_c, size_w, max(size_c, size_w, _pow2(self.deg_a + 1), _pow2(self.deg_b + 1))
+
+    @property
     def two_adicity(self) -> int:
         """log2 of the largest transform a prime of this split needs (at least 16):
         its primes must be ``c 2^K + 1`` with K at least this (:func:`ntt_primes`)."""
-        need = max(self.length + self.m_a - 1, 2 * self.length - 1, self.deg_a + 1, self.deg_b + 1)
-        return max(16, (_pow2(need)).bit_length() - 1)
+        return max(16, self.transform_sizes[2].bit_length() - 1)
 
     def seat_exponents(self, j: int) -> tuple[int, int, int, int]:
         """``(S in a, T in a, S in b, T in b)`` for seat j (1-based)."""
@@ -261,6 +271,16 @@ def _pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
+#: The kernel's thresholds, here so that the cost model reads the same numbers the
+#: numba code does (:mod:`.polyarith`, :mod:`.hgcd` import them): the exponential's
+#: blocks done directly; the degree below which the half-gcd's leaves, and the inverse
+#: as a whole, run the quadratic Euclid; the quotient and divisor length from which a
+#: division goes by Newton iteration.
+EXP_BASE = 32
+HGCD_BASE = 160
+XGCD_BASE = 160
+DIV_NEWTON = 64
+
 #: Model units (one unit ~ 1.7 ns on hasbro, one core, measured by
 #: scripts/bench_kernel.py) of one butterfly of a transform, and of one term of a
 #: recurrence's dot product (lazily reduced 192-bit sums).
@@ -280,13 +300,13 @@ def _transform_cost(size: int) -> float:
 
 
 def _exp_cost(deg: int) -> float:
-    """The exponential of ``deg`` terms: blocks of 32 directly, then for each block
-    size B (32, 64, ... below deg) about ``deg / 2B`` products of size 2B, each two
-    transforms (the other factor, ``P[0:2B]``, is transformed once per size)."""
+    """The exponential of ``deg`` terms: blocks of :data:`EXP_BASE` directly, then for
+    each block size B (32, 64, ... below deg) about ``deg / 2B`` products of size 2B,
+    each two transforms (the other factor, ``P[0:2B]``, is transformed once per size)."""
     size = _pow2(deg + 1)
-    if size <= 64:
+    if size <= 2 * EXP_BASE:
         return deg * deg / 2
-    cost, b = 16.0 * deg, 32
+    cost, b = EXP_BASE / 2 * deg, EXP_BASE
     while 2 * b <= size:
         cost += (deg / (2 * b)) * 2 * _transform(2 * b) + _transform(2 * b)
         b *= 2
@@ -300,7 +320,7 @@ def _remainder_cost(length: int, m: int) -> float:
     quotient = length - m
     if quotient <= 0:
         return 0.0
-    if m < 64 or quotient < 64:
+    if m < DIV_NEWTON or quotient < DIV_NEWTON:
         return float(quotient * m)
     blocks = -(-quotient // m)
     return blocks * 2 * (_transform(_pow2(2 * m - 1)) + _transform(_pow2(m)))
@@ -311,7 +331,7 @@ def _inverse_cost(m: int) -> float:
     half-gcd's threshold, else about 36 products of ``N = next_pow2(m)`` points in
     all (measured 2026-11-26: 5.2 ms at m = 3,007, 287 ms at 79,083; it grows as
     ``N log N`` between them, the quadratic base cases weighing more at small m)."""
-    if m <= 160:
+    if m <= XGCD_BASE:
         return 5.5 * m * m
     return 36 * _transform_cost(_pow2(m))
 
@@ -321,7 +341,7 @@ def _reversal_inverse_cost(n: int) -> float:
     Schur-Cohn recursion (:func:`.schur.poly_invmod_reversal`): about 20 products of
     ``next_pow2(n)`` points in all (measured 2026-11-26: 3.06 ms at n = 3,003, where
     the half-gcd took 5.2; the 6-player kernel 243 ms a prime against 376)."""
-    if n <= 160:
+    if n <= XGCD_BASE:
         return _inverse_cost(n)
     return 20 * _transform_cost(_pow2(n))
 

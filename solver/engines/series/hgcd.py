@@ -44,18 +44,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ladders.solver.engines.series.algebra import DIV_NEWTON, HGCD_BASE, XGCD_BASE
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.montgomery import (ONE, U64, ZERO, mdot_rev, minv, mmul,
                                                       mneg, mpow, msub, mul128, redc)
 from ladders.solver.engines.series.polyarith import (_ntt_forward, _ntt_inverse, _shoup,
                                                      _times_transform, next_pow2, poly_rem)
-
-#: Degree below which the half-gcd runs the quadratic Euclidean algorithm.
-HGCD_BASE = 160
-#: Degree below which the inverse as a whole is the quadratic algorithm's.
-XGCD_BASE = 160
-#: A quotient this long (and a divisor this long) is divided by Newton iteration.
-DIV_NEWTON = 64
 
 
 # ----------------------------------------------------------------------------------

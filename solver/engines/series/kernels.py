@@ -24,7 +24,7 @@ from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont
                                                       inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.schur import poly_invmod_reversal
-from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform, next_pow2,
+from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform,
                                                      ntt_tables, poly_invmod, poly_rem,
                                                      poly_resultant, series_exp_neg_fast)
 from ladders.solver.engines.series.reconstruct import ntt_primes
@@ -78,6 +78,9 @@ class SeatInputs(NamedTuple):
     - ``multiple``: also the residue of the denominator multiple M of three players
       (:func:`~.algebra.multiple_exponent`), ``mexp`` its power of d, in the column
       after the seats; primes must be 2 mod 3 (a unique cube root). [5']
+    - ``size_c``, ``size_w``, ``nmax``: the transform sizes of step (6) and the largest
+      of any step (:attr:`~.algebra.Split.transform_sizes`, where the primes'
+      two-adicity comes from too). [3]-[6]
     """
 
     d: np.uint64
@@ -104,6 +107,9 @@ class SeatInputs(NamedTuple):
     derived_seat: int
     multiple: bool
     mexp: int
+    size_c: int
+    size_w: int
+    nmax: int
 
 
 #: The seats of a race sum to 1, so a seat whose kind of a no other seat shares can be
@@ -124,6 +130,7 @@ def seat_inputs(data: ChainData, split: Split, multiple: bool = False) -> SeatIn
     a_parts, a_zden = _cycle_index(split.s + 1)      # a: Sym^(s+1), f and s factors
     atypes = sorted(set(split.seat_sigma))
     exponents = [split.seat_exponents(j) for j in range(1, split.players + 1)]
+    size_c, size_w, nmax = split.transform_sizes
     return SeatInputs(
         d=np.uint64(data.d), n=data.n, n1=data.n1, z=data.z,
         dpoly_limbs=dpoly_limbs, dpoly_signs=dpoly_signs, sigma_limbs=sigma_limbs,
@@ -137,7 +144,8 @@ def seat_inputs(data: ChainData, split: Split, multiple: bool = False) -> SeatIn
         seat_bS=np.array([e[2] for e in exponents], dtype=np.int64),
         seat_bT=np.array([e[3] for e in exponents], dtype=np.int64),
         derived_seat=derived_seat(split.seat_sigma), multiple=multiple,
-        mexp=multiple_exponent(split) if multiple else 0)
+        mexp=multiple_exponent(split) if multiple else 0,
+        size_c=size_c, size_w=size_w, nmax=nmax)
 
 
 @nb.njit(cache=True)
@@ -274,9 +282,7 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     m_a = deg_a + z
     L = deg_b + z
     # transform sizes: the middle product and the correlation of (6), the exponentials
-    size_c = next_pow2(max(L + m_a - 1, m_a, 1))
-    size_w = next_pow2(max(2 * L - 1, deg_b + 1, 1))
-    nmax = max(size_c, size_w, next_pow2(deg_a + 1), next_pow2(deg_b + 1))
+    size_c, size_w, nmax = x.size_c, x.size_w, x.nmax
     if omega == ZERO or nmax > (np.int64(1) << two_adicity):
         nmax = 0
     roots, iroots = ntt_tables(to_mont(omega, p, pneg, r2), two_adicity, nmax, p, pneg, one)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ladders.solver.engines.series.algebra import EXP_BASE
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.montgomery import (ONE, TWO, U64, ZERO, from_mont, madd,
                                                       mdot_rev, minv, mmul, mneg, msub, mul128)
@@ -438,7 +439,7 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
     ``P[0:2B]`` is the same for every block of size B: it is transformed once per size
     (at offset ``2B - 2 BASE`` of one buffer), so that a block costs two transforms.
     """
-    base = 32
+    base = EXP_BASE
     c = np.zeros(count + 1, dtype=np.uint64)
     acc = np.zeros(count + 1, dtype=np.uint64)
     c[0] = one
