@@ -46,6 +46,15 @@ class Backend(Protocol):
     url: str
     #: what another process (a Dask worker) opens to reach the same store
     worker_url: str
+    #: the capabilities the store's protocol asks of a backend, declared (as zarr's
+    #: stores declare ``supports_writes``) rather than guessed from its methods:
+    #: ``leases``: the LOCK is a lease taken over by compare-and-swap on its ETag
+    #: (:meth:`ObjectBackend.swap`, :meth:`ObjectBackend.read_versioned`), for stores that no
+    #: pid on this host can vouch for; else a LOCK file holding the driver's pid and host.
+    #: ``round_trips``: each request is a round trip over the network, so the steps that
+    #: only tidy up go to a background thread, off a commit's critical path.
+    leases: bool
+    round_trips: bool
 
     def read(self, key: str) -> bytes:
         """The bytes of ``key`` (``FileNotFoundError`` when there is no such key)."""
@@ -101,6 +110,9 @@ class LocalBackend:
     """A store in a folder: one file per key, written by
     :func:`~ladders.checkpoints.files.write_atomically` (temporary file, fsync, rename,
     fsync of the folder). Every Dask worker must see the folder at the same path."""
+
+    leases = False
+    round_trips = False
 
     def __init__(self, root: str | Path) -> None:
         self._made = False
@@ -238,6 +250,8 @@ class ObjectBackend:
 
     #: objects whose keys a listing gathers per delete request
     DELETE_BATCH = 1000
+    leases = True
+    round_trips = True
     #: seconds between tries while the store does not answer: the first, and the longest
     FIRST_WAIT, LONGEST_WAIT = 0.2, 5.0
 

@@ -437,7 +437,7 @@ class RunStore:
         order, off the critical path of a commit (each is a round trip): what goes there
         only tidies up or moves a hint (CURRENT, which the next driver rolls forward by
         listing anyway; deletes, whose leftovers a resume clears). :meth:`flush` waits."""
-        if not hasattr(self.backend, "swap"):
+        if not self.backend.round_trips:
             step(*args)
             return
         if self._janitor is None:
@@ -536,7 +536,7 @@ class RunStore:
         A lock held from another host cannot be checked from here: the message says
         which file to delete once that solve is known to be gone.
         """
-        if hasattr(self.backend, "swap"):
+        if self.backend.leases:
             self._acquire_lease()
             self._locked_roll_forward()
             return

@@ -445,3 +445,14 @@ def test_a_local_cluster_solve_with_its_store_on_s3(s3, tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     assert [s["exact"] for s in data["seats"]] == reference() and data["executor"] == "dask"
     assert data["store"]["path"] == where and list(tmp_path.iterdir()) == []
+
+
+def test_backends_declare_what_the_store_asks_of_them() -> None:
+    # issue 39: the store chose a lease or a pid lock by hasattr(backend, "swap"); the
+    # backends declare it now, and a backend that says it leases has what a lease needs
+    from ladders.checkpoints.backend import Backend, LocalBackend, ObjectBackend
+    assert {"leases", "round_trips"} <= set(Backend.__annotations__)
+    assert (LocalBackend.leases, LocalBackend.round_trips) == (False, False)
+    assert (ObjectBackend.leases, ObjectBackend.round_trips) == (True, True)
+    for backend in (LocalBackend, ObjectBackend):
+        assert backend.leases == (hasattr(backend, "swap") and hasattr(backend, "read_versioned"))
