@@ -37,23 +37,21 @@ more (no rename, no listing as the source of truth).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
 import socket
 import sys
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from ladders.checkpoints.backend import Backend, lease_seconds, open_backend
+from ladders.checkpoints.backend import Backend, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
+from ladders.checkpoints.locks import StoreLock, identity, parse_lock
 from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
 
 #: Layout version of a store; 3: manifests hold an engine's typed payload under "state";
@@ -63,11 +61,6 @@ FORMAT = 4
 READS = (3, 4)
 #: Entries of a paged list per page: at 10,000 entries a manifest lists 157 pages.
 PAGE = 64
-#: Seconds after which an empty or unreadable LOCK is known to be left over.
-LOCK_GRACE = 10.0
-#: Seconds a lease is held beyond its length before another driver may take it: object
-#: stores date objects to the second, and clocks differ a little between machines.
-CLOCK_SLACK = 2.0
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
 #: Committed manifests kept before the newest (for inspection; only the newest counts).
@@ -167,11 +160,9 @@ class RunStore:
         self.backend = backend
         self.run = run
         self.state_type = state_type
-        # on object storage the LOCK is a lease: it lasts this long after its last renewal
-        # (renewed every quarter of that); another driver takes it over only once it has
-        # run out, by compare-and-swap on its ETag (LADDERS_LEASE_SECONDS, checked)
-        self.lease_seconds = lease_seconds()
-        self._lease: _Lease | None = None
+        #: the store's LOCK (:mod:`.locks`: a pid LOCK in a folder, a lease on object
+        #: storage)
+        self.lock = StoreLock(backend)
         self._janitor: ThreadPoolExecutor | None = None
         #: what an engine derives from the store's files once per process (e.g. its plan)
         self.memo: dict[str, Any] = {}
@@ -233,7 +224,7 @@ class RunStore:
                              "run (or another solve is creating one there right now); choose "
                              "an empty or new folder")
         backend.prepare()
-        claim = {**_identity(), "since": time.time(), "creating": True}
+        claim = {**identity(), "since": time.time(), "creating": True}
         try:
             backend.create("LOCK", _json(claim))
         except FileExistsError:
@@ -527,48 +518,23 @@ class RunStore:
 
     # ---------------------------------------------------------------- lock / complete
     def acquire_lock(self) -> None:
-        """Take the store's LOCK or explain who holds it and the way out (on object
-        storage a lease, see :meth:`_acquire_lease`).
+        """Take the store's LOCK (:meth:`.locks.StoreLock.acquire`: or say who holds it
+        and the way out), then roll forward to the manifest the run continues from."""
+        self.lock.acquire()
+        self._locked_roll_forward()
 
-        A lock left by a dead driver on this host (kill -9, power loss of the process;
-        :func:`driver_gone`) is taken over, and so is an empty or unreadable one older than
-        :data:`LOCK_GRACE` seconds (a driver writes its pid as it creates the lock).
-        A lock held from another host cannot be checked from here: the message says
-        which file to delete once that solve is known to be gone.
-        """
-        if self.backend.leases:
-            self._acquire_lease()
-            self._locked_roll_forward()
-            return
-        me = {**_identity(), "since": time.time()}
-        for _ in range(2):
-            try:
-                self.backend.create("LOCK", _json(me))
-            except FileExistsError:
-                holder = self.locked_by()
-                if holder is None:
-                    try:
-                        age = self.backend.age("LOCK")
-                    except FileNotFoundError:
-                        continue
-                    if age > LOCK_GRACE:
-                        self.backend.delete("LOCK")  # garbage, and no driver is writing it
-                        continue
-                    raise StoreError(f"{self.url} is being locked by another solve right now (its "
-                                     f"LOCK is {age:.0f} s old and not written yet); try again "
-                                     f"in {max(1.0, LOCK_GRACE - age):.0f} s: an unwritten LOCK "
-                                     f"is taken over after {LOCK_GRACE:.0f} s") from None
-                if driver_gone(holder, hostname_enough=True):
-                    self.backend.delete("LOCK")  # stale: its driver is gone
-                    continue
-                where = "this host" if holder["host"] == me["host"] else f"host {holder['host']}"
-                raise StoreError(f"{self.url} is locked by a running solve (pid {holder['pid']} on "
-                                 f"{where}); wait for it or stop it first; if it is gone, delete "
-                                 f"{self.url}/LOCK") from None
-            self._locked_roll_forward()
-            return
-        raise StoreError(f"{self.url}: could not take the LOCK; if no solve is running, delete "
-                         f"{self.url}/LOCK")
+    def release_lock(self) -> None:
+        """Give the LOCK back, CURRENT final first while this driver still holds it."""
+        self.flush()
+        self.lock.release()
+
+    def lease_lost(self) -> bool:
+        """Whether this driver's lease was taken over (:meth:`.locks.StoreLock.lost`)."""
+        return self.lock.lost()
+
+    def locked_by(self) -> dict[str, Any] | None:
+        """Who holds the LOCK (:meth:`.locks.StoreLock.locked_by`)."""
+        return self.lock.locked_by()
 
     def _locked_roll_forward(self) -> None:
         """:meth:`_roll_forward` once the LOCK is taken; the LOCK given back if the store
@@ -695,104 +661,6 @@ class RunStore:
         moving CURRENT left, or the newest intact one before a damaged one."""
         return self.survey().manifest
 
-    def _acquire_lease(self) -> None:
-        """The LOCK as a lease: created only if absent, with this driver's owner token;
-        renewed by a thread of this process every quarter of :attr:`lease_seconds`; taken
-        over from another driver only once it has not been renewed for that long (the
-        object's age on the store's clock), by compare-and-swap on the ETag, so that of
-        two drivers that find it expired one wins. A crashed driver blocks the store for
-        one lease at most, and not at all where it is known to be gone (:func:`driver_gone`:
-        it ran on this host, proven by boot id and pid namespace, and its process is not
-        running), which is taken over at once by the same compare-and-swap; a live one
-        never loses it while it renews."""
-        backend: Any = self.backend
-        me = {"owner": os.urandom(8).hex(), **_identity(), "since": time.time(),
-              "lease_seconds": self.lease_seconds}
-        for _ in range(2):
-            try:
-                backend.create("LOCK", _json(me))
-                break
-            except FileExistsError:
-                pass
-            try:
-                raw, etag = backend.read_versioned("LOCK")
-                age = backend.age("LOCK")
-            except FileNotFoundError:
-                continue  # released meanwhile: create it again
-            holder = _parse_lock(raw)
-            limit = (float(holder.get("lease_seconds", self.lease_seconds)) + CLOCK_SLACK
-                     if holder else LOCK_GRACE)
-            gone = bool(holder) and driver_gone(holder)
-            wait = max(0.0, limit - age)
-            if etag is None or (age <= limit and not gone):
-                who = (f"pid {holder['pid']} on host {holder['host']}" if holder
-                       else "a driver that is writing it now")
-                raise StoreError(f"{self.url} is locked by a running solve ({who}); its lease "
-                                 f"runs out {wait:.0f} s from now unless that solve renews it; "
-                                 "if it is gone, try again then") from None
-            if not backend.swap("LOCK", _json(me), etag):
-                continue  # another driver took it first: read whose it is now
-            if gone and age <= limit:
-                print(f"ladders: {self.url}: the driver that held its lease (pid {holder['pid']} "
-                      f"on this host) is gone: the lease is taken over now, {wait:.0f} s before "
-                      "it would run out", file=sys.stderr, flush=True)
-            break
-        else:
-            raise StoreError(f"{self.url}: could not take the LOCK (it came and went); try again")
-        self._lease = _Lease(self, me)
-        self._lease.start()
-
-    def lease_lost(self) -> bool:
-        """Whether this driver's lease was taken over (it was not renewed in time)."""
-        return self._lease is not None and self._lease.lost
-
-    def release_lock(self) -> None:
-        self.flush()  # CURRENT final while this driver still holds the store
-        if self._lease is not None:
-            self._lease.stop()
-            lease, self._lease = self._lease, None
-            if lease.lost or _parse_lock(self._read_or_empty("LOCK")).get("owner") != lease.me["owner"]:
-                return  # another driver holds it now: not ours to delete
-        self.backend.delete("LOCK")
-
-    def _read_or_empty(self, key: str) -> bytes:
-        try:
-            return self.backend.read(key)
-        except FileNotFoundError:
-            return b""
-
-    def locked_by(self) -> dict[str, Any] | None:
-        """Who holds the LOCK (``pid``, ``host``, ``since``), or None when there is no
-        readable lock of the right shape."""
-        try:
-            holder = _parse_lock(self.backend.read("LOCK"))
-        except OSError:
-            return None
-        return holder or None
-
-    def unwritten_lock_age(self) -> float | None:
-        """The age in seconds of a LOCK that holds no holder (a driver creating it, or
-        garbage; :meth:`acquire_lock` takes it over after :data:`LOCK_GRACE` seconds), or
-        None when there is no such LOCK."""
-        if self.locked_by() is not None:
-            return None
-        try:
-            return self.backend.age("LOCK")
-        except OSError:
-            return None
-
-    def lease_left(self) -> float | None:
-        """For a lease (object storage): seconds until the LOCK runs out unless renewed
-        (negative: it has run out); None for a folder's LOCK (its holder's pid is
-        checked instead) or no LOCK."""
-        holder = self.locked_by()
-        if holder is None or "lease_seconds" not in holder:
-            return None
-        try:
-            return float(holder["lease_seconds"]) + CLOCK_SLACK - self.backend.age("LOCK")
-        except FileNotFoundError:
-            return None
-
     def mark_complete(self, result: dict[str, Any]) -> None:
         """Write COMPLETE.json: ``result`` with the digest of its seats, so that a
         changed digit is found when the answer is read back, not printed."""
@@ -822,66 +690,11 @@ class RunStore:
         return data
 
 
-class _Lease(threading.Thread):
-    """Renews this driver's lease (the LOCK on object storage) every quarter of its
-    length, by compare-and-swap on the ETag it last wrote; ``lost`` once that fails
-    (another driver took the store over after the lease ran out)."""
-
-    def __init__(self, store: RunStore, me: dict[str, Any]) -> None:
-        super().__init__(name="ladders-lease", daemon=True)
-        self.store, self.me = store, me
-        self.lost = False
-        self.renewed = time.monotonic()
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.wait(self.store.lease_seconds / 4):
-            if not self.renew():
-                return
-
-    def renew(self) -> bool:
-        """Rewrite the LOCK if it is still this driver's (compare-and-swap on its ETag);
-        False, and ``lost``, when another driver holds it now."""
-        backend: Any = self.store.backend
-        try:
-            try:
-                raw, etag = backend.read_versioned("LOCK")
-            except FileNotFoundError:
-                raw, etag = b"", None
-            mine = _parse_lock(raw).get("owner") == self.me["owner"]
-            if not mine or not backend.swap("LOCK", _json({**self.me, "renewed": time.time()}), etag):
-                self.lost = True
-            else:
-                self.renewed = time.monotonic()
-        except Exception:  # the store unreachable for a moment: try again next time,
-            # unless the lease may have run out meanwhile (then another driver may hold it)
-            self.lost = time.monotonic() - self.renewed >= self.store.lease_seconds
-        return not self.lost
-
-    def stop(self) -> None:
-        self._halt.set()
-        if self.is_alive():
-            self.join()
-
-
-def _parse_lock(raw: bytes) -> dict[str, Any]:
-    """A LOCK's holder (``pid``, ``host``, ``since``, where its host has them ``boot_id``,
-    ``pid_ns`` and ``start_ticks`` (:func:`_identity`), and for a lease ``owner`` and
-    ``lease_seconds``), or ``{}`` when it is empty or not of that shape."""
-    try:
-        holder = json.loads(raw)
-    except ValueError:
-        return {}
-    ok = (isinstance(holder, dict) and isinstance(holder.get("pid"), int)
-          and isinstance(holder.get("host"), str))
-    return holder if ok else {}
-
-
 def _being_created(backend: Backend) -> str | None:
     """The refusal for a place whose LOCK says a solve is creating a run there (or died
     doing so), naming it; None when there is no such LOCK."""
     try:
-        holder = _parse_lock(backend.read("LOCK"))
+        holder = parse_lock(backend.read("LOCK"))
     except FileNotFoundError:
         return None
     if not holder.get("creating"):
@@ -923,76 +736,6 @@ def _page_key(number: int, digest: str) -> str:
 def _seats_digest(seats: list[str]) -> str:
     """SHA-256 of the seats' fractions, one per line."""
     return hashlib.sha256("\n".join(seats).encode()).hexdigest()
-
-
-@functools.cache
-def _this_machine() -> dict[str, str]:
-    """This host's boot id and this process's pid namespace, where ``/proc`` gives both
-    (Linux), else ``{}``: with the hostname, what proves that a LOCK was written by a
-    process whose pid means the same here (not another machine of the same name, a
-    container with pids of its own, or this host before a reboot)."""
-    try:
-        return {"boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
-                "pid_ns": os.readlink("/proc/self/ns/pid")}
-    except OSError:
-        return {}
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """Process ``pid``'s state (``Z``: a zombie, ended and not yet waited for) and when it
-    started, in clock ticks after boot (fields 3 and 22 of ``/proc/PID/stat``), or None
-    where that cannot be read (no such process, no ``/proc``)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _identity() -> dict[str, Any]:
-    """What a LOCK says of its driver: ``pid`` and ``host``, and where this host has them
-    (:func:`_this_machine`) its ``boot_id``, ``pid_ns`` and the process's ``start_ticks``
-    (a later process given the same pid started later)."""
-    me: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(), **_this_machine()}
-    stat = _stat(os.getpid())
-    if me.keys() > {"pid", "host"} and stat is not None:
-        me["start_ticks"] = stat[1]
-    return me
-
-
-def driver_gone(holder: dict[str, Any], *, hostname_enough: bool = False) -> bool:
-    """Whether the driver a LOCK names (:func:`_parse_lock`) is known to be gone: it ran
-    on this host, and its pid runs no process here, a zombie, or one that started after
-    it (the pid reused). "This host" is proven by the LOCK's boot id and pid namespace,
-    equal to this process's (:func:`_identity`); a LOCK without them (an older version, a
-    host without ``/proc``) is never judged gone: its lease is waited out. With
-    ``hostname_enough`` (a folder's LOCK, as before boot ids were recorded: a folder is
-    not expected to be shared with another machine of the same name) the hostname
-    suffices for a pid that runs no process."""
-    if holder["host"] != socket.gethostname():
-        return False
-    machine = _this_machine()
-    proven = bool(machine) and all(holder.get(key) == value for key, value in machine.items())
-    if not (proven or hostname_enough):
-        return False
-    if not pid_alive(holder["pid"]):
-        return True
-    started = holder.get("start_ticks")
-    stat = _stat(holder["pid"]) if proven and isinstance(started, int) else None
-    return stat is not None and (stat[0] == "Z" or stat[1] != started)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid runs on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 #: The object a driver writes for its workers' probe (see :func:`probe_store`).

@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.store import LOCK_GRACE, RunStore, driver_gone
+from ladders.checkpoints.locks import LOCK_GRACE, driver_gone
+from ladders.checkpoints.store import RunStore
 from ladders.cluster import session
 from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
@@ -147,7 +148,7 @@ def status(path: str) -> dict[str, Any]:
         seq, elapsed, bits = manifest.seq, manifest.elapsed, manifest.max_bits
     lock = store.locked_by()
     done, total = figures["tasks_done"], figures["tasks_total"]
-    left = store.lease_left()
+    left = store.lock.lease_left()
     if complete:
         state = "complete"
         figures["digits"] = figures["digits"].removesuffix(" so far")  # all there will be
@@ -160,7 +161,7 @@ def status(path: str) -> dict[str, Any]:
         state = "running"
     elif lock:
         state = "interrupted (stale lock)"
-    elif (age := store.unwritten_lock_age()) is not None:
+    elif (age := store.lock.unwritten_lock_age()) is not None:
         state = (f"starting (its LOCK is {age:.0f} s old and not written yet; taken over after "
                  f"{LOCK_GRACE:.0f} s)" if age <= LOCK_GRACE else
                  "interrupted (an unreadable LOCK, which the next resume takes over)")

@@ -27,7 +27,8 @@ from examples import EXAMPLES, board_file  # noqa: E402
 from ladders.checkpoints.backend import ObjectBackend, open_backend  # noqa: E402
 from ladders.checkpoints.batches import BatchState  # noqa: E402
 from ladders.checkpoints.errors import StoreError  # noqa: E402
-from ladders.checkpoints.store import CLOCK_SLACK, RunStore, _identity  # noqa: E402
+from ladders.checkpoints.locks import CLOCK_SLACK, identity  # noqa: E402
+from ladders.checkpoints.store import RunStore  # noqa: E402
 from ladders.cluster.runs import open_store, solve, status, verify_stored  # noqa: E402
 from ladders.solver.problem import Problem  # noqa: E402
 
@@ -149,9 +150,9 @@ def unrenewed_lease(name: str) -> tuple[str, RunStore]:
     froze for longer than its lease)."""
     where = url(name)
     store = new_store(where)
-    store.lease_seconds = 2.0
+    store.lock.lease_seconds = 2.0
     store.acquire_lock()
-    store._lease.stop()
+    store.lock._lease.stop()
     return where, store
 
 
@@ -162,7 +163,7 @@ def test_a_lease_that_runs_out_is_taken_over(s3) -> None:
         other.acquire_lock()
     time.sleep(2.0 + CLOCK_SLACK + 1.0)
     other.acquire_lock()  # the lease ran out: taken over by compare-and-swap
-    assert other.locked_by()["owner"] == other._lease.me["owner"]
+    assert other.locked_by()["owner"] == other.lock._lease.me["owner"]
     other.release_lock()
     assert other.locked_by() is None
 
@@ -170,7 +171,7 @@ def test_a_lease_that_runs_out_is_taken_over(s3) -> None:
 def test_a_renewed_lease_is_never_taken_over(s3) -> None:
     where = url("renewed")
     live = new_store(where)
-    live.lease_seconds = 2.0
+    live.lock.lease_seconds = 2.0
     live.acquire_lock()
     try:
         for _ in range(3):
@@ -189,7 +190,7 @@ def test_a_lost_lease_stops_the_commits(s3) -> None:
     time.sleep(2.0 + CLOCK_SLACK + 1.0)
     other = RunStore.open(where, BatchState)
     other.acquire_lock()
-    assert not slow._lease.renew()  # it wakes up: its renewal finds another owner
+    assert not slow.lock._lease.renew()  # it wakes up: its renewal finds another owner
     assert slow.lease_lost()
     with pytest.raises(StoreError, match="lease"):
         slow.commit(slow.current().next(BatchState(), 1.0))
@@ -266,7 +267,7 @@ def test_remote_workers_with_no_shared_folder_kill_9_resume_verify(s3, tmp_path:
         done = st["batches_done"]
         assert done >= 2
         # the dead driver's lease runs out before another may take the store over
-        left = open_store(where).lease_left()
+        left = open_store(where).lock.lease_left()
         if left is not None and left > 0:
             time.sleep(left + 1)
         resumed = ladders(s3, "resume", where, "--scheduler", address, "--json",
@@ -324,12 +325,12 @@ def test_a_killed_drivers_lease_is_taken_over_at_once_on_its_host(s3, tmp_path: 
     """kill -9 of a driver leaves its lease; on the same host (hostname, boot id, pid
     namespace) its pid is seen gone, so status says so and resume takes the store over at
     once, by compare-and-swap, instead of refusing until the lease runs out."""
-    if "start_ticks" not in _identity():
+    if "start_ticks" not in identity():
         pytest.skip("this host has no /proc: a dead driver's lease is waited out")
     where, proc = _driver_with_a_commit(s3, tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert 0 < open_store(where).lease_left()  # the lease has not run out
+    assert 0 < open_store(where).lock.lease_left()  # the lease has not run out
     st = json.loads(ladders(s3, "status", where, "--json", cwd=str(tmp_path)).stdout)
     assert st["state"].startswith(f"interrupted (its driver, pid {proc.pid} on this host, is gone")
     resumed = ladders(s3, "resume", where, "--json", cwd=str(tmp_path))
@@ -345,14 +346,14 @@ def test_two_resumers_of_a_dead_drivers_lease_one_wins(s3) -> None:
     """A fresh lease whose driver is gone from this host, taken over at once by two
     drivers together: the compare-and-swap on its ETag lets one win; the other is
     refused, naming the winner."""
-    if "start_ticks" not in _identity():
+    if "start_ticks" not in identity():
         pytest.skip("this host has no /proc: a dead driver's lease is waited out")
     where = url("dead")
     new_store(where)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     open_backend(where).replace("LOCK", json.dumps(
-        {**_identity(), "pid": dead.pid, "owner": "gone", "since": time.time(),
+        {**identity(), "pid": dead.pid, "owner": "gone", "since": time.time(),
          "lease_seconds": 60.0}).encode())
     stores = [RunStore.open(where, BatchState) for _ in range(2)]
     outcomes: list[str] = []
@@ -370,10 +371,10 @@ def test_two_resumers_of_a_dead_drivers_lease_one_wins(s3) -> None:
         t.start()
     for t in threads:
         t.join()
-    winner = [s for s in stores if s._lease is not None]
+    winner = [s for s in stores if s.lock._lease is not None]
     assert sorted(outcomes)[1] == "taken" and len(winner) == 1
     assert f"locked by a running solve (pid {os.getpid()} on host" in sorted(outcomes)[0]
-    assert stores[0].locked_by()["owner"] == winner[0]._lease.me["owner"]
+    assert stores[0].locked_by()["owner"] == winner[0].lock._lease.me["owner"]
     winner[0].release_lock()
 
 

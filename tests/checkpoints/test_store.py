@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ladders.checkpoints.errors import SegmentError, StoreError
-from ladders.checkpoints.store import RunStore, _identity
+from ladders.checkpoints.locks import identity
+from ladders.checkpoints.store import RunStore
 from ladders.checkpoints.elimination import EliminationState, create_store, plan_of, stored_answer
 from ladders.cluster.engines.elimination import EliminationWork
 from ladders.cluster.loops import run_serial
@@ -179,7 +180,7 @@ def test_lock_is_exclusive_but_stale_locks_are_taken_over(tmp_path) -> None:
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
     store.acquire_lock()  # the pid is not alive: stale
     store.release_lock()
-    me = _identity()  # this process: alive, and its pid means the same here
+    me = identity()  # this process: alive, and its pid means the same here
     if "start_ticks" in me:  # a host with /proc
         lock.write_text(json.dumps(me))
         with pytest.raises(StoreError, match="locked by a running solve"):

@@ -34,11 +34,10 @@ def test_exponential_by_blocks_equals_newtons_identities(count):
         assert (got == ref).all()
 
 
-@pytest.mark.parametrize("nmax", [2, 4, 8, 1 << 13])
-def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
-    # entry len + j of a stage: w^j and w^-j for w of order 2 len, plain and with its
-    # Shoup companion floor(x 2^64 / p); the tables derive the lower stages and the
-    # inverses from the top stage's powers
+def _field(nmax: int):
+    """An NTT prime q with transforms up to ``nmax`` points: ``(q, w, k, (p, pneg, one,
+    r2), roots, iroots)``, w of order ``2^k`` mod q, the Montgomery constants as uint64
+    (numba hands back Python ints), the tables of :func:`polyarith.ntt_tables`."""
     import numpy as np
     from ladders.solver.engines.series import montgomery as mt
     from ladders.solver.engines.series import polyarith as pa
@@ -48,6 +47,15 @@ def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
     pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
     omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))
     roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
+    return q, w, k, (p, pneg, one, r2), roots, iroots
+
+
+@pytest.mark.parametrize("nmax", [2, 4, 8, 1 << 13])
+def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
+    # entry len + j of a stage: w^j and w^-j for w of order 2 len, plain and with its
+    # Shoup companion floor(x 2^64 / p); the tables derive the lower stages and the
+    # inverses from the top stage's powers
+    q, w, k, (p, pneg, one, r2), roots, iroots = _field(nmax)
     length = nmax // 2
     while length >= 1:
         root = pow(w, (1 << k) // (2 * length), q)             # order 2 length
@@ -65,15 +73,9 @@ def test_depth_first_transforms_multiply_as_schoolbook(levels):
     # sizes on both sides of the block and both parities of the number of stages; the
     # short factor keeps the schoolbook cheap, the long one fills the transform
     import numpy as np
-    from ladders.solver.engines.series import montgomery as mt
     from ladders.solver.engines.series import polyarith as pa
     size = 1 << levels
-    q = next(series.ntt_primes(size))
-    w, k = series.reconstruct.ntt_root(q)
-    p = np.uint64(q)
-    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
-    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))
-    roots, iroots = pa.ntt_tables(omega, k, size, p, pneg, one)
+    q, _w, _k, (p, pneg, one, r2), roots, iroots = _field(size)
     rng = np.random.default_rng(levels)
     lx = 37
     x = rng.integers(0, q, lx, dtype=np.uint64)
