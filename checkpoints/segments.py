@@ -16,6 +16,7 @@ segment that was changed or cut short after its manifest was committed is refuse
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -195,3 +196,37 @@ def write_segment(backend: Backend, path: str, rows: dict[int, Row]) -> SegmentR
 def read_segment(backend: Backend, ref: SegmentRef) -> dict[int, Row]:
     """Read and check a segment of rows (see :func:`read_arrays`)."""
     return decode_rows(read_arrays(backend, ref, ("rows",))["rows"])
+
+
+class RowsCache:
+    """Decoded segments of rows one process keeps, by digest, the least recently used
+    dropped first once their encoded bytes pass ``limit``: a Dask worker often runs the
+    next elimination task on the group it just updated, and every ``U(b, .)`` needs
+    ``F(b)``. A segment over half the limit is not kept. The rows are shared, not copied:
+    the kernels never change rows in place."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._rows: OrderedDict[str, tuple[dict[int, Row], int]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, ref: SegmentRef) -> dict[int, Row] | None:
+        """The rows of ``ref`` if kept (now the most recently used), else None."""
+        hit = self._rows.get(ref.digest)
+        if hit is None:
+            return None
+        self._rows.move_to_end(ref.digest)
+        return hit[0]
+
+    def put(self, ref: SegmentRef, rows: dict[int, Row]) -> None:
+        """Keep ``rows`` under ``ref``'s digest (counted once if kept already)."""
+        if ref.nbytes > self.limit // 2:
+            return
+        old = self._rows.pop(ref.digest, None)
+        if old is not None:
+            self._bytes -= old[1]
+        self._rows[ref.digest] = (rows, ref.nbytes)
+        self._bytes += ref.nbytes
+        while self._bytes > self.limit:
+            _, (_, nbytes) = self._rows.popitem(last=False)
+            self._bytes -= nbytes

@@ -43,7 +43,6 @@ import os
 import socket
 import sys
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from typing import Any, ClassVar, Protocol
 from ladders.checkpoints.backend import Backend, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
 from ladders.checkpoints.locks import StoreLock, identity, parse_lock
-from ladders.checkpoints.segments import SegmentRef, read_segment, write_segment
+from ladders.checkpoints.segments import RowsCache, SegmentRef, read_segment, write_segment
 
 #: Layout version of a store; 3: manifests hold an engine's typed payload under "state";
 #: 4: a payload's long list (:attr:`ManifestState.PAGED`) is kept in pages.
@@ -166,8 +165,7 @@ class RunStore:
         self._janitor: ThreadPoolExecutor | None = None
         #: what an engine derives from the store's files once per process (e.g. its plan)
         self.memo: dict[str, Any] = {}
-        self._cache: OrderedDict[str, tuple[dict[int, dict], int]] = OrderedDict()
-        self._cached_bytes = 0
+        self._rows = RowsCache(CACHE_BYTES)
         #: pages this process knows to exist, with their entries (see :meth:`_paged`)
         self._pages: dict[str, dict[str, Any]] = {}
         #: the pages the last manifest written or read referenced, and per commit the
@@ -445,34 +443,18 @@ class RunStore:
     def write(self, path: str, rows: dict[int, dict]) -> SegmentRef:
         """Write ``rows`` as a new segment and keep them in this process's cache."""
         ref = write_segment(self.backend, path, rows)
-        self._remember(ref, rows)
+        self._rows.put(ref, rows)
         return ref
 
     def read(self, ref: SegmentRef) -> dict[int, dict]:
-        """The rows of a committed segment: from this process's cache when it wrote or
-        read the same digest lately (a Dask worker often runs the next task on the group
-        it just updated, and every ``U(b, .)`` needs ``F(b)``), else from the store, checked.
-
-        The rows are shared, not copied: the kernels never change rows in place."""
-        hit = self._cache.get(ref.digest)
-        if hit is not None:
-            self._cache.move_to_end(ref.digest)
-            return hit[0]
-        rows = read_segment(self.backend, ref)
-        self._remember(ref, rows)
+        """The rows of a committed segment: from this process's cache
+        (:class:`~.segments.RowsCache`) when it wrote or read the same digest lately, else
+        from the store, checked."""
+        rows = self._rows.get(ref)
+        if rows is None:
+            rows = read_segment(self.backend, ref)
+            self._rows.put(ref, rows)
         return rows
-
-    def _remember(self, ref: SegmentRef, rows: dict[int, dict]) -> None:
-        if ref.nbytes > CACHE_BYTES // 2:
-            return
-        old = self._cache.pop(ref.digest, None)  # the same rows written twice: count them once
-        if old is not None:
-            self._cached_bytes -= old[1]
-        self._cache[ref.digest] = (rows, ref.nbytes)
-        self._cached_bytes += ref.nbytes
-        while self._cached_bytes > CACHE_BYTES:
-            _, (_, nbytes) = self._cache.popitem(last=False)
-            self._cached_bytes -= nbytes
 
     def clear_leftovers(self, manifest: Manifest) -> int:
         """Delete the segments under the engine's folders that ``manifest`` does not

@@ -114,10 +114,10 @@ def test_a_manifest_written_but_never_made_current_is_dropped_on_resume(tmp_path
 def test_the_segment_cache_counts_identical_rows_written_twice_once(tmp_path) -> None:
     _, _, store = new_store(tmp_path)
     rows = {1: {1: mpz(3)}}
-    before = store._cached_bytes  # the initial rows the store was created with
+    before = store._rows._bytes  # the initial rows the store was created with
     first, second = store.write("rows/g1/b0-a", rows), store.write("rows/g1/b0-b", rows)
     assert first.digest == second.digest
-    assert store._cached_bytes == before + first.nbytes and store.read(second) == rows
+    assert store._rows._bytes == before + first.nbytes and store.read(second) == rows
 
 
 def test_a_tampered_segment_is_refused(tmp_path) -> None:
