@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 from ladders.checkpoints.backend import Backend
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef
-from ladders.checkpoints.store import Manifest, RunStore
+from ladders.checkpoints.manifests import Manifest
+from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.elimination import (factor_block, system_rows, target_values,
                                                 update_rows)
 from ladders.solver.engines.elimination_plan import EliminationPlan

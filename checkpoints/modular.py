@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
-from ladders.checkpoints.store import Manifest, RunStore
+from ladders.checkpoints.manifests import Manifest
+from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.modular import CertifiedColumn, LiftState
 from ladders.solver.exact import mpz, mpz_from_bytes, mpz_to_bytes
 

@@ -43,14 +43,15 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
 from ladders.checkpoints.backend import Backend, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
 from ladders.checkpoints.locks import StoreLock, identity, parse_lock
+from ladders.checkpoints.manifests import (HISTORY, PAGE, Manifest, ManifestState, Survey,
+                                          manifest_key, page_key)
 from ladders.checkpoints.segments import RowsCache, SegmentRef, read_segment, write_segment
 
 #: Layout version of a store; 3: manifests hold an engine's typed payload under "state";
@@ -58,71 +59,8 @@ from ladders.checkpoints.segments import RowsCache, SegmentRef, read_segment, wr
 FORMAT = 4
 #: Formats this version reads (and continues in their own layout).
 READS = (3, 4)
-#: Entries of a paged list per page: at 10,000 entries a manifest lists 157 pages.
-PAGE = 64
 #: Encoded bytes of segments one process keeps decoded in memory (see :meth:`RunStore.read`).
 CACHE_BYTES = 256 * 2**20
-#: Committed manifests kept before the newest (for inspection; only the newest counts).
-HISTORY = 3
-
-
-class ManifestState(Protocol):
-    """An engine's payload of a manifest: what is done, in the engine's own terms.
-
-    A payload type whose segments' names say what they hold may also define a classmethod
-    ``from_segments(backend) -> (state, refused paths)``: the state its whole segments
-    give when every manifest of a store is lost (:meth:`RunStore.survey`; e.g.
-    :class:`~ladders.checkpoints.batches.BatchState`). Without it such a store cannot go on.
-    """
-
-    #: the folders its segments live in, with the depth of a segment's path (a segment
-    #: ``rows/g3/b2-x`` has depth 3): what :meth:`RunStore.clear_leftovers` scans
-    FOLDERS: ClassVar[dict[str, int]]
-    #: the name of its field (a dataclass field) that holds a long dict of integers to
-    #: objects with ``to_json`` (one entry per task done), under the same key in its
-    #: JSON; the store keeps it in pages. None: the payload is written whole
-    PAGED: ClassVar[str | None]
-
-    def to_json(self) -> dict[str, Any]:
-        """The payload as JSON."""
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ManifestState:
-        """The payload read back; ``KeyError``, ``TypeError`` or ``ValueError`` when
-        ``data`` is not of its shape."""
-
-    def segments(self) -> Iterable[SegmentRef]:
-        """The segments the payload needs."""
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """One committed version of what is done: common fields and the engine's ``state``."""
-
-    seq: int
-    state: ManifestState
-    elapsed: float = 0.0
-    max_bits: int = 0
-
-    def next(self, state: ManifestState, seconds: float = 0.0, max_bits: int | None = None) -> Manifest:
-        """The manifest after this one: ``state``, ``seconds`` more of solving."""
-        return Manifest(self.seq + 1, state, self.elapsed + seconds,
-                        self.max_bits if max_bits is None else max_bits)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "elapsed": round(self.elapsed, 3), "max_bits": self.max_bits,
-                "state": self.state.to_json()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], state_type: type[ManifestState]) -> Manifest:
-        return cls(seq=int(data["seq"]), state=state_type.from_json(data["state"]),
-                   elapsed=float(data.get("elapsed", 0.0)), max_bits=int(data.get("max_bits", 0)))
-
-    def referenced(self) -> set[str]:
-        """Segment paths this manifest needs."""
-        return {ref.path for ref in self.state.segments()}
-
-
 class _Unreadable(StoreError):
     """A file of the manifests (a numbered manifest, a page) that cannot be read whole:
     its ``key`` and the ``reason``, worded to follow the file's name."""
@@ -130,24 +68,6 @@ class _Unreadable(StoreError):
     def __init__(self, key: str, reason: str) -> None:
         super().__init__(f"{key} {reason}")
         self.key, self.reason = key, reason
-
-
-@dataclass(frozen=True)
-class Survey:
-    """What a store's manifests say, read without changing anything (:meth:`RunStore.survey`):
-    the manifest the next driver continues from, and what was lost on the way."""
-
-    #: the newest intact manifest (an older one only with all its segments there), or
-    #: one rebuilt from the segments (``rebuilt``) when there is none
-    manifest: Manifest
-    #: one line naming what was lost and what is done about it; None when nothing was
-    lost: str | None = None
-    #: numbered manifests newer than ``manifest`` that do not read whole (set aside on resume)
-    unreadable: tuple[str, ...] = ()
-    #: no manifest could be used: ``manifest`` (not committed yet) was rebuilt from the segments
-    rebuilt: bool = False
-    #: the number manifest/CURRENT holds; None when it is missing or unreadable
-    current: int | None = None
 
 
 class RunStore:
@@ -296,7 +216,7 @@ class RunStore:
         ``StoreError`` naming the file, when it cannot be read whole)."""
         if self.state_type is None:
             raise TypeError("open the store with its engine's state type to read manifests")
-        key = _manifest_key(seq)
+        key = manifest_key(seq)
         try:
             data = json.loads(self.backend.read(key))
         except FileNotFoundError:
@@ -324,7 +244,7 @@ class RunStore:
         entries: dict[str, Any] = {}
         keys = set()
         for number, digest in pages["refs"]:
-            key = _page_key(int(number), str(digest))
+            key = page_key(int(number), str(digest))
             entries.update(self._page(key, str(digest)))
             keys.add(key)
         state[str(pages["field"])] = entries
@@ -380,7 +300,7 @@ class RunStore:
             entries = {str(k): entry.to_json() for k, entry in group.items()}
             raw = _json(entries)
             digest = hashlib.sha256(raw).hexdigest()
-            key = _page_key(number, digest)
+            key = page_key(number, digest)
             if key not in self._pages:
                 try:
                     self.backend.create(key, raw)
@@ -394,12 +314,12 @@ class RunStore:
         self._last_items = items
         refs = [[number, self._refs[number]] for number in sorted(self._refs)]
         data["state"]["pages"] = {"field": field, "refs": refs}
-        return _json(data), {_page_key(number, digest) for number, digest in refs}
+        return _json(data), {page_key(number, digest) for number, digest in refs}
 
     def commit(self, manifest: Manifest) -> None:
         """Commit ``manifest`` as the new truth: numbered file (created only if absent,
         so two drivers can never commit the same number), then CURRENT."""
-        key = _manifest_key(manifest.seq)
+        key = manifest_key(manifest.seq)
         if self.lease_lost():
             raise StoreError(f"{self.url}: this driver's lease on the store ran out (it was not "
                              "renewed in time) and another driver may hold it now; this run "
@@ -411,7 +331,7 @@ class RunStore:
             raise StoreError(f"{self.url}/{key} exists already: another driver is writing this "
                              "store") from exc
         self._later(self.backend.replace, "manifest/CURRENT", str(manifest.seq).encode())
-        self._later(self.backend.delete, _manifest_key(manifest.seq - HISTORY))
+        self._later(self.backend.delete, manifest_key(manifest.seq - HISTORY))
         # pages the previous manifest referenced and this one does not go with the last
         # manifest that references them (HISTORY commits from now)
         self._retired.append((manifest.seq, self._last_pages - pages))
@@ -479,7 +399,7 @@ class RunStore:
             if key.endswith(".json") and key.rsplit("/", 1)[-1][:-5].isdigit():
                 try:
                     data = json.loads(self.backend.read(key))
-                    keep.update(_page_key(int(number), str(digest))
+                    keep.update(page_key(int(number), str(digest))
                                 for number, digest in data["state"]["pages"]["refs"])
                 except (OSError, ValueError, KeyError, TypeError):
                     continue  # not ours to judge here: _roll_forward sets bad ones aside
@@ -585,7 +505,7 @@ class RunStore:
         unreadable: list[str] = []
         present: set[str] | None = None
         for seq in candidates:
-            key = _manifest_key(seq)
+            key = manifest_key(seq)
             try:
                 manifest = self._read_manifest(seq)
             except _Unreadable as exc:
@@ -703,16 +623,6 @@ def _passed_over(passed: list[str]) -> str:
 
 def _json(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
-
-
-def _manifest_key(seq: int) -> str:
-    return f"manifest/{seq:06d}.json"
-
-
-def _page_key(number: int, digest: str) -> str:
-    """Page ``number`` (entries ``number * PAGE`` to ``(number + 1) * PAGE - 1``) with
-    these contents: a manifest references it as ``[number, digest]``."""
-    return f"manifest/pages/{number:06d}-{digest[:16]}.json"
 
 
 def _seats_digest(seats: list[str]) -> str:

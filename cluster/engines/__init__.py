@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from ladders.cluster.connect import ClusterSpec
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import Manifest, ManifestState, RunStore
+    from ladders.checkpoints.manifests import Manifest, ManifestState
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.loops import Work
     from ladders.solver.exact import FractionTable, mpq
     from ladders.solver.games.chain import AbsorbingChain

@@ -19,7 +19,8 @@ from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, b
 
 if TYPE_CHECKING:
     from ladders.checkpoints.segments import SegmentRef
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.manifests import Manifest
+    from ladders.checkpoints.store import RunStore
     from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 

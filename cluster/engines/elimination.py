@@ -19,7 +19,8 @@ from ladders.cluster.engines import (Answer, Engine, Option, PlanRow, SolveReque
 from ladders.cluster.loops import Item, OneStep, Task
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.manifests import Manifest
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem

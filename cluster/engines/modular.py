@@ -19,7 +19,8 @@ from ladders.cluster.engines import Answer, Engine, Option, PlanRow, SolveReques
 from ladders.cluster.loops import OneStep
 
 if TYPE_CHECKING:
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.manifests import Manifest
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
     from ladders.solver.games.chain import AbsorbingChain

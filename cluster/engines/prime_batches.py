@@ -22,7 +22,8 @@ from ladders.cluster.loops import Item, Task
 
 if TYPE_CHECKING:
     from ladders.checkpoints.segments import SegmentRef
-    from ladders.checkpoints.store import Manifest, RunStore
+    from ladders.checkpoints.manifests import Manifest
+    from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.problem import Problem
 

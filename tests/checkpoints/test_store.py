@@ -218,7 +218,7 @@ def test_a_commit_writes_one_page_and_a_short_manifest_at_10000_batches(tmp_path
     MB); reopened, the state is the same; retired pages go with the last manifest
     that references them."""
     from ladders.checkpoints.batches import BatchState
-    from ladders.checkpoints.store import HISTORY, Manifest
+    from ladders.checkpoints.manifests import HISTORY, Manifest
     store = _batch_store(tmp_path)
     state = BatchState({k: _ref(k) for k in range(10_000)})
     manifest = store.current().next(state)
