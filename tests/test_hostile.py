@@ -49,27 +49,6 @@ def test_a_fifo_is_refused_before_the_work_and_left_alone(tmp_path) -> None:
     refused(ladders("plot", "board", "tiny10", "-o", str(tmp_path / "x" / "b.png")), "does not exist")
 
 
-def test_a_character_device_is_written_through_not_replaced(tmp_path) -> None:
-    null = tmp_path / "null"
-    try:
-        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # our own /dev/null
-    except PermissionError:
-        pytest.skip("making a device node needs root")
-    proc = ladders("solve", "tiny10", "--table", str(null))
-    assert proc.returncode == 0, proc.stderr
-    assert stat.S_ISCHR(null.stat().st_mode)
-
-
-def test_a_symlink_stays_a_symlink_and_its_target_is_written(tmp_path) -> None:
-    target = tmp_path / "real.jsonl"
-    target.write_text("old")
-    link = tmp_path / "link.jsonl"
-    link.symlink_to(target)
-    assert ladders("solve", "tiny10", "--table", str(link)).returncode == 0
-    assert link.is_symlink()
-    assert json.loads(target.read_text().splitlines()[0])["exact"]
-
-
 # ---------------------------------------------------------------- absurd sizes
 @pytest.mark.parametrize("text, words", [
     ("0\n100000000000000000000\n6\n", ["more than 18 digits"]),
@@ -390,21 +369,6 @@ def test_absurd_cluster_sizes_are_refused_before_any_work() -> None:
     refused(ladders("solve", "tiny10", "-k", "3", "--engine", "crt", "--batch-primes", "10" + "0" * 10),
             "--batch-primes", "1<=x<=65536")
     refused(ladders("verify", "/nonexistent/run", "--primes", "1000000"), "--primes", "1<=x<=64")
-
-
-def test_stats_refuses_absurd_throws() -> None:
-    """A property test drew ``stats hasbro --throws 10^25 --json``: it ran for minutes."""
-    refused(ladders("stats", "hasbro", "--throws", "10" + "0" * 25, timeout=20), "at most 100,000")
-    refused(ladders("stats", "hasbro", "--throws", "5669", "--json", timeout=20), "at most 5,668")
-    assert len(json.loads(ladders("stats", "tiny10", "--throws", "300", "--json").stdout)
-               ["distribution"]) == 300
-
-
-def test_stats_prints_decimals_without_building_fractions() -> None:
-    proc, peak = with_peak_memory("stats", "hasbro", "--throws", "20000")
-    assert peak < 400_000  # KB of peak memory: 919 MB (and 19 s) before
-    last = proc.stdout.strip().splitlines()[-1].split()
-    assert last == ["20000", "0.0000000000", "0.9999999999"]
 
 
 def test_a_killed_run_without_checkpoint_leaves_nothing_for_long(tmp_path) -> None:

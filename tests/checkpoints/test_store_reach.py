@@ -107,12 +107,6 @@ def test_urls_that_name_no_one_place_are_refused(where: str, words: str, tmp_pat
     assert list(tmp_path.iterdir()) == []  # no folder ./s3:
 
 
-def test_an_output_url_with_a_fragment_is_refused(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["solve", "tiny10", "--output", "s3://ladders-test/h.json#x"])
-    assert result.exit_code == 2 and "'#' cannot be part" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
-
-
 @pytest.mark.parametrize("value", ["inf", "0", "-5", "nan", "abc", "0.001"])
 def test_a_lease_length_that_is_no_length_is_refused(value: str, tmp_path: Path) -> None:
     # inf: a traceback; 0, -5, nan: the lease renewed without pause; abc: an error

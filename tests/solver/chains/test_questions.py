@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ladders.solver.chains.model import ChainError, chain_from_rows
+from ladders.solver.chains.model import chain_from_rows
 from ladders.solver.chains.problem import ChainProblem
 from ladders.solver.chains.questions import INFINITY, Question, build_system, plan_question
 from ladders.solver.engines.elimination import eliminate_target
@@ -101,12 +101,3 @@ def test_every_engine_gives_the_same_fractions():
     plan = plan_question(chain, question)
     system = build_system(chain, question, plan)
     assert solve_dixon(system).values == eliminate_target(system)
-
-
-def test_bad_rows_are_refused_with_the_state():
-    with pytest.raises(ChainError, match="sum to 5/6"):
-        chain_from_rows("bad", ["a", "b"], [{1: mpq(5, 6)}, {1: 1}])
-    with pytest.raises(ChainError, match="negative"):
-        chain_from_rows("bad", ["a", "b"], [{1: mpq(-1, 6), 0: mpq(7, 6)}, {1: 1}])
-    with pytest.raises(ChainError, match="control character"):
-        chain_from_rows("bad", ["a\x1b[2J", "b"], [{1: 1}, {1: 1}])
