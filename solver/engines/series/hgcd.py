@@ -1,5 +1,6 @@
-"""Inverse of a polynomial modulo another over F_p (numba), subquadratic: the
-half-gcd, to replace the quadratic extended Euclid :func:`.polyarith.poly_invmod`.
+"""Inverse of a polynomial modulo another over F_p, and their resultant (numba),
+subquadratic: the half-gcd, to replace the quadratic extended Euclid
+:func:`.polyarith.poly_invmod` and the quadratic :func:`.polyarith.poly_resultant`.
 
 The half-gcd (Knuth 1970, Schoenhage 1971, Moenck 1973) gets the Euclidean quotients
 from the top coefficients: the quotients of ``(a, b)``, ``deg a = n``, whose
@@ -19,7 +20,9 @@ deg d``, in O(M(n) log n) for products costing M(n):
 4. the result is ``S Q R`` and ``S (d, e)``, made like step 1.
 
 :func:`poly_invmod_fast` repeats half-gcd and one step, each time on a pair of half
-the degree, and carries the row of the last pair back up through the matrices.
+the degree, and carries the row of the last pair back up through the matrices;
+:func:`poly_resultant_fast` takes the same way down and multiplies each step's share of
+the resultant as it goes (:func:`_step_factor`).
 
 Products are number-theoretic transforms (:mod:`.polyarith`; schoolbook where none
 fits ``nmax`` or where that is cheaper). A level of degree n transforms at one size N
