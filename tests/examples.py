@@ -46,3 +46,16 @@ EXAMPLES = {ex.name: ex for ex in [
     Example("hasbro20-2", truncated("hasbro", 20), 2),
     Example("d3-4", make_board("d3", 0, 6, 3, "stay", [(2, 5), (4, 1)]), 4),
 ]}
+
+
+def run_json(*args: str) -> dict:
+    """``ladders ARGS --json`` through click's runner (this process): the parsed
+    document, the command having exited 0."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ladders.cluster.cli import cli
+    result = CliRunner().invoke(cli, [*args, "--json"])
+    assert result.exit_code == 0, result.output + (result.stderr or "")
+    return json.loads(result.stdout)

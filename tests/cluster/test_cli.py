@@ -3,23 +3,17 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
 
+from examples import run_json as run
 from ladders.cluster.cli import cli
 from ladders.solver.exact import str_to_fraction
 
 COMMANDS = ["boards", "show", "stats", "bounds", "simulate", "solve", "coins"]
-
-
-def run(*args: str) -> dict:
-    result = CliRunner().invoke(cli, [*args, "--json"])
-    assert result.exit_code == 0, result.output + (result.stderr or "")
-    return json.loads(result.stdout)
 
 
 def test_bounds_json_keys() -> None:

@@ -8,16 +8,9 @@ import gzip
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from ladders.cluster.cli import cli
+from examples import run_json as run
 from ladders.solver.exact import mpq, str_to_fraction
-
-
-def run(*args: str) -> dict:
-    result = CliRunner().invoke(cli, [*args, "--json"])
-    assert result.exit_code == 0, result.output + (result.stderr or "")
-    return json.loads(result.stdout)
 
 
 def test_solve_json_and_table(tmp_path) -> None:

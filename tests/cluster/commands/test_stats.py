@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from ladders.cluster.cli import cli
+from examples import run_json as run
 from ladders.solver.exact import mpq, str_to_fraction
 from test_hostile import ladders, refused, with_peak_memory
-
-
-def run(*args: str) -> dict:
-    result = CliRunner().invoke(cli, [*args, "--json"])
-    assert result.exit_code == 0, result.output + (result.stderr or "")
-    return json.loads(result.stdout)
 
 
 def test_stats_json_keys() -> None:
