@@ -106,9 +106,15 @@ def write_atomically(path: str | Path, payload: bytes, exclusive: bool = False) 
         os.close(dir_fd)
 
 
+def compact_json(data: Any) -> bytes:
+    """``data`` as JSON without spaces: how the store writes its files (run.json,
+    manifests, pages, the LOCK)."""
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
 def write_json_atomically(path: str | Path, data: Any, exclusive: bool = False) -> None:
-    """:func:`write_atomically` of compact JSON."""
-    write_atomically(path, json.dumps(data, separators=(",", ":")).encode(), exclusive)
+    """:func:`write_atomically` of :func:`compact_json`."""
+    write_atomically(path, compact_json(data), exclusive)
 
 
 def gzip_members(chunks: Iterable[bytes], threads: int = 2) -> bytes:

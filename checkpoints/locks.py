@@ -25,6 +25,7 @@ from typing import Any
 
 from ladders.checkpoints.backend import Backend, lease_seconds
 from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.files import compact_json
 
 #: Seconds after which an empty or unreadable LOCK is known to be left over.
 LOCK_GRACE = 10.0
@@ -63,7 +64,7 @@ class StoreLock:
         me = {**identity(), "since": time.time()}
         for _ in range(2):
             try:
-                self.backend.create("LOCK", _json(me))
+                self.backend.create("LOCK", compact_json(me))
             except FileExistsError:
                 holder = self.locked_by()
                 if holder is None:
@@ -105,7 +106,7 @@ class StoreLock:
               "lease_seconds": self.lease_seconds}
         for _ in range(2):
             try:
-                backend.create("LOCK", _json(me))
+                backend.create("LOCK", compact_json(me))
                 break
             except FileExistsError:
                 pass
@@ -125,7 +126,7 @@ class StoreLock:
                 raise StoreError(f"{self.url} is locked by a running solve ({who}); its lease "
                                  f"runs out {wait:.0f} s from now unless that solve renews it; "
                                  "if it is gone, try again then") from None
-            if not backend.swap("LOCK", _json(me), etag):
+            if not backend.swap("LOCK", compact_json(me), etag):
                 continue  # another driver took it first: read whose it is now
             if gone and age <= limit:
                 print(f"ladders: {self.url}: the driver that held its lease (pid {holder['pid']} "
@@ -189,12 +190,6 @@ class StoreLock:
             return None
 
 
-
-
-def _json(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode()
-
-
 class _Lease(threading.Thread):
     """Renews this driver's lease (the LOCK on object storage) every quarter of its
     length, by compare-and-swap on the ETag it last wrote; ``lost`` once that fails
@@ -222,7 +217,8 @@ class _Lease(threading.Thread):
             except FileNotFoundError:
                 raw, etag = b"", None
             mine = parse_lock(raw).get("owner") == self.me["owner"]
-            if not mine or not backend.swap("LOCK", _json({**self.me, "renewed": time.time()}), etag):
+            renewed = compact_json({**self.me, "renewed": time.time()})
+            if not mine or not backend.swap("LOCK", renewed, etag):
                 self.lost = True
             else:
                 self.renewed = time.monotonic()

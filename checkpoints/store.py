@@ -49,6 +49,7 @@ from typing import Any
 
 from ladders.checkpoints.backend import Backend, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
+from ladders.checkpoints.files import compact_json
 from ladders.checkpoints.locks import StoreLock, identity, parse_lock
 from ladders.checkpoints.manifests import (HISTORY, PAGE, Manifest, ManifestState, Survey,
                                           manifest_key, page_key)
@@ -144,17 +145,17 @@ class RunStore:
         backend.prepare()
         claim = {**identity(), "since": time.time(), "creating": True}
         try:
-            backend.create("LOCK", _json(claim))
+            backend.create("LOCK", compact_json(claim))
         except FileExistsError:
             raise StoreError(_being_created(backend) or f"{backend.url}: another solve is "
                              "creating a run here right now; choose another --checkpoint "
                              "folder") from None
         try:
             for name, data in (files or {}).items():
-                backend.create(name, _json(data))
+                backend.create(name, compact_json(data))
             store = cls(backend, {**run, "format": FORMAT, "created": time.time()}, state_type)
             state = initial(store)
-            backend.create("run.json", _json(store.run))
+            backend.create("run.json", compact_json(store.run))
             store.commit(Manifest(0, state))
             store.flush()
         except BaseException:
@@ -280,7 +281,7 @@ class RunStore:
         state = manifest.state
         field = getattr(type(state), "PAGED", None)
         if field is None or self.run.get("format", FORMAT) < 4:
-            return _json(manifest.to_json()), set()
+            return compact_json(manifest.to_json()), set()
         items: dict[int, Any] = getattr(state, field)
         data = Manifest(manifest.seq, dataclasses.replace(state, **{field: {}}),  # type: ignore[type-var]
                         manifest.elapsed, manifest.max_bits).to_json()
@@ -298,7 +299,7 @@ class RunStore:
                 self._refs.pop(number, None)
                 continue
             entries = {str(k): entry.to_json() for k, entry in group.items()}
-            raw = _json(entries)
+            raw = compact_json(entries)
             digest = hashlib.sha256(raw).hexdigest()
             key = page_key(number, digest)
             if key not in self._pages:
@@ -314,7 +315,7 @@ class RunStore:
         self._last_items = items
         refs = [[number, self._refs[number]] for number in sorted(self._refs)]
         data["state"]["pages"] = {"field": field, "refs": refs}
-        return _json(data), {page_key(number, digest) for number, digest in refs}
+        return compact_json(data), {page_key(number, digest) for number, digest in refs}
 
     def commit(self, manifest: Manifest) -> None:
         """Commit ``manifest`` as the new truth: numbered file (created only if absent,
@@ -566,8 +567,8 @@ class RunStore:
     def mark_complete(self, result: dict[str, Any]) -> None:
         """Write COMPLETE.json: ``result`` with the digest of its seats, so that a
         changed digit is found when the answer is read back, not printed."""
-        self.backend.replace("COMPLETE.json",
-                             _json({**result, "seats_digest": _seats_digest(result["seats"])}))
+        digest = _seats_digest(result["seats"])
+        self.backend.replace("COMPLETE.json", compact_json({**result, "seats_digest": digest}))
 
     def completed(self) -> dict[str, Any] | None:
         """COMPLETE.json (the verified answer), or None while the run is not complete.
@@ -619,10 +620,6 @@ def _passed_over(passed: list[str]) -> str:
     why = ((SUPERSEDED if more == 1 else SUPERSEDED.replace("needs", "need", 1))
            if all(SUPERSEDED in text for text in passed[1:]) else "cannot be used either")
     return f"{passed[0]}, and the {more} older one{'s' if more > 1 else ''} {why}"
-
-
-def _json(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode()
 
 
 def _seats_digest(seats: list[str]) -> str:

@@ -22,9 +22,11 @@ theorem gives X by an exact square root: a denominator multiple without rational
 reconstruction (issue 39's serial tail).
 
 Findings (run: ``python scripts/multiple_recipe.py``): k = 3: N = 3 (the engine's
-cube); k = 4: N = 6 from five resultants, one of degree 3,007 (``Res(chi_a, D_b)``)
-and four of degree 81; k = 5: N = 10 from seven, ``Res(chi_a, D_b)`` and six against
-the one-player polynomial of degree 81; **k = 6: none**, from any family of size up to
+cube); k = 4: N = 6 from five resultants, one of degree 3,007 on both sides
+(``Res(chi_Sym2, D_Sym2)``) and four with a polynomial of degree 81 or less on one
+side; k = 5: N = 10 from seven, ``Res(chi_Sym3, D_Sym2)`` (the kernel's ``Res(chi_a,
+D_b mod chi_a)``, degree 3,007), ``Res(chi_Sym3, det(I - x Q^2))`` (a reduction of
+degree 79,083 by 77) and five small ones; **k = 6: none**, from any family of size up to
 3, symmetric or alternating: the patterns with five distinct eigenvalues (2,1,1,1,1)
 and six (1,1,1,1,1,1) are split only by ``Res(chi_Sym3, D_Sym3)`` (14 and 20 times),
 and evening them needs a 4-multiset family (degree C(80, 4) = 1.58 million). Each
