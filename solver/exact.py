@@ -28,6 +28,7 @@ __all__ = [
     "invert",
     "is_prime",
     "f_divmod",
+    "f_mod_2exp",
     "fraction_to_str",
     "str_to_fraction",
     "fraction_to_decimal",
@@ -49,6 +50,7 @@ prev_prime = gmpy2.prev_prime
 invert = gmpy2.invert
 is_prime = gmpy2.is_prime
 f_divmod = gmpy2.f_divmod
+f_mod_2exp = gmpy2.f_mod_2exp
 
 
 def release_gil() -> None:

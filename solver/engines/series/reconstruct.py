@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.subproducts import Group, Mapper, crt_grouped, local_mapper
-from ladders.solver.exact import f_divmod, gcd, invert, is_prime, isqrt, mpq, mpz, next_prime
+from ladders.solver.exact import f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt, mpq, mpz, next_prime
 
 
 # ----------------------------------------------------------------------------------
@@ -175,15 +176,24 @@ def crt_tree(residues, primes: Sequence[int]) -> tuple[list[mpz], mpz]:
 # Rational reconstruction
 # ----------------------------------------------------------------------------------
 
-def _finish_rr(r0: mpz, t0: mpz, r1: mpz, t1: mpz, bound: mpz) -> mpq | None:
-    """Classical Euclid steps from the pair ``r0 > r1`` (with x-cofactors) to Wang's stop."""
+def _finish_rr(r0: mpz, t0: mpz, r1: mpz, t1: mpz, bound: mpz) -> tuple[mpz, mpz] | None:
+    """Classical Euclid steps from the pair ``r0 > r1`` (with x-cofactors) to Wang's
+    stop: ``(a, b)``, ``b > 0``, or None where the cofactor is 0 or beyond the bound."""
     while r1 > bound:
         q = r0 // r1
         r0, r1 = r1, r0 - q * r1
         t0, t1 = t1, t0 - q * t1
-    if t1 == 0 or abs(t1) > bound or gcd(r1, t1) != 1:
+    if t1 == 0 or abs(t1) > bound:
         return None
-    return mpq(r1, t1) if t1 > 0 else mpq(-r1, -t1)
+    return (r1, t1) if t1 > 0 else (-r1, -t1)
+
+
+def _as_fraction(pair: tuple[mpz, mpz] | None) -> mpq | None:
+    """Wang's fraction from the pair at his stop: None unless ``gcd(a, b) = 1`` (a
+    common factor means x has no fraction within the bounds)."""
+    if pair is None or gcd(*pair) != 1:
+        return None
+    return mpq(*pair)
 
 
 def rational_reconstruct_simple(x: int, m: int) -> mpq | None:
@@ -197,7 +207,7 @@ def rational_reconstruct_simple(x: int, m: int) -> mpq | None:
         return None
     x = mpz(x) % m
     bound = isqrt(m // 2)
-    return _finish_rr(m, mpz(0), x, mpz(1), bound)
+    return _as_fraction(_finish_rr(m, mpz(0), x, mpz(1), bound))
 
 
 def _bits(v: mpz) -> int:
@@ -225,8 +235,8 @@ def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
     q3 = 3 * n // 4
     if min(_bits(a), _bits(b)) > q3 + 2:
         p1 = s - 1
-        M1, _, _ = _hgcd(a >> p1, b >> p1)
-        a, b = _apply_inv(M1, a, b)
+        M1, a1, b1 = _hgcd(a >> p1, b >> p1)
+        a, b = _apply_top(M1, a1, b1, a, b, p1)
         M = _mmul(M, M1)
     while max(_bits(a), _bits(b)) > q3 + 1 and _bits(abs(a - b)) > s:
         M, a, b = _sdiv_step(M, a, b, s)
@@ -235,8 +245,8 @@ def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
         p2 = 2 * s - n2 + 1
         if p2 < 0:
             p2 = 0
-        M2, _, _ = _hgcd(a >> p2, b >> p2)
-        a, b = _apply_inv(M2, a, b)
+        M2, a2, b2 = _hgcd(a >> p2, b >> p2)
+        a, b = _apply_top(M2, a2, b2, a, b, p2)
         M = _mmul(M, M2)
     while _bits(abs(a - b)) > s:
         M, a, b = _sdiv_step(M, a, b, s)
@@ -247,10 +257,70 @@ _HGCD_CUTOFF = 2048
 
 
 def _hgcd_steps(a: mpz, b: mpz, s: int, M):
-    """Base case of :func:`_hgcd`: semi-quotient steps until ``|a - b| < 2^s``."""
+    """Base case of :func:`_hgcd`: Lehmer rounds (:func:`_lehmer_round`, a machine word
+    of quotients at a time) while they stay clear of ``2^s``, then semi-quotient steps
+    until ``|a - b| < 2^s``."""
     while _bits(abs(a - b)) > s:
-        M, a, b = _sdiv_step(M, a, b, s)
+        step = _lehmer_round(M, a, b, s)
+        if step is None:
+            M, a, b = _sdiv_step(M, a, b, s)
+        else:
+            M, a, b = step
     return M, a, b
+
+
+#: Bits of the leading parts a Lehmer round works on: below 2^62, so that the word
+#: arithmetic of :func:`_lehmer_word` (sums of a part and a cofactor) fits an int64.
+_WORD = 62
+
+
+@nb.njit(cache=True)
+def _lehmer_word(x: int, y: int) -> tuple[int, int, int, int, int]:
+    """Knuth's Algorithm L (TAOCP 4.5.2) on the leading words ``x >= y`` of two numbers
+    ``u >= v`` (the same shift): ``(A, B, C, D, t)`` such that ``A u + B v`` and ``C u +
+    D v`` are the remainders ``t`` and ``t + 1`` steps down the Euclidean sequence of
+    ``(u, v)``. A quotient is taken only when the two ends of the interval the true ratio
+    lies in, ``(x + A)/(y + C)`` and ``(x + B)/(y + D)``, give the same one, so every
+    quotient is the true one; the round stops at the first that the word cannot decide."""
+    a0, b0, c0, d0 = 1, 0, 0, 1
+    t = 0
+    while y + c0 > 0 and y + d0 > 0:
+        q = (x + a0) // (y + c0)
+        if q != (x + b0) // (y + d0):
+            break
+        a0, c0 = c0, a0 - q * c0
+        b0, d0 = d0, b0 - q * d0
+        x, y = y, x - q * y
+        t += 1
+    return a0, b0, c0, d0, t
+
+
+def _lehmer_round(M, a: mpz, b: mpz, s: int):
+    """The Euclid steps that one :func:`_lehmer_word` of the leading bits certifies,
+    applied at once: ``(M', a', b')`` in :func:`_hgcd`'s form (``(a; b) = P (a'; b')``,
+    ``M' = M P``), or None when the word decides no step or the last remainder would
+    not stay above ``2^s``. Every step then has a remainder above ``2^s``, where the
+    semi-quotient of :func:`_sdiv_step` is the Euclidean quotient: the same steps it
+    would take one by one."""
+    swap = a < b
+    big, small = (b, a) if swap else (a, b)
+    shift = max(_bits(big) - _WORD, 0)
+    c00, c01, c10, c11, t = _lehmer_word(int(big >> shift), int(small >> shift))
+    if t == 0:
+        return None
+    first, second = c00 * big + c01 * small, c10 * big + c11 * small
+    if _bits(second) <= s:
+        return None
+    # (big; small) = C^-1 (first; second), det C = (-1)^t; after an odd number of steps
+    # the larger number sits in the smaller one's place
+    if t % 2:
+        first, second = second, first
+        inv = (c01, -c11, -c00, c10)
+    else:
+        inv = (c11, -c01, -c10, c00)
+    if swap:
+        return _mmul(M, (inv[3], inv[2], inv[1], inv[0])), second, first
+    return _mmul(M, inv), first, second
 
 
 def _sdiv_step(M, a: mpz, b: mpz, s: int):
@@ -273,6 +343,14 @@ def _apply_inv(M, a: mpz, b: mpz) -> tuple[mpz, mpz]:
     """``M^-1 (a; b)`` for a determinant-1 matrix."""
     m00, m01, m10, m11 = M
     return m11 * a - m01 * b, m00 * b - m10 * a
+
+
+def _apply_top(M, a_top: mpz, b_top: mpz, a: mpz, b: mpz, shift: int) -> tuple[mpz, mpz]:
+    """``M^-1 (a; b)`` where ``M^-1 (a >> shift; b >> shift) = (a_top; b_top)`` is known
+    (the recursive call's reduced pair): only the low ``shift`` bits are multiplied, a
+    product of the matrix's size by ``shift`` bits instead of by all of a and b."""
+    lo_a, lo_b = _apply_inv(M, f_mod_2exp(a, shift), f_mod_2exp(b, shift))
+    return (a_top << shift) + lo_a, (b_top << shift) + lo_b
 
 
 def _mmul(M, N):
@@ -306,6 +384,20 @@ def rational_reconstruct(x: int, m: int) -> mpq | None:
     Wang's stop ``sqrt(m/2)`` lies; a few classical steps finish. The cofactors of x are
     read off the half-gcd matrix: ``a' = m11 m - m01 x`` and ``b' = m00 x - m10 m``.
     """
+    return _as_fraction(reconstruct_pair(x, m))
+
+
+def reconstruct_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
+    """The pair ``(a, b)``, ``b > 0``, at Wang's stop of the Euclidean sequence of
+    ``(m, x)``: :func:`rational_reconstruct` without its two gcds of the full size (the
+    check ``gcd(a, b) = 1`` and the ``mpq``).
+
+    Where x is the residue of a fraction within the bounds, ``a/b`` is that fraction, and
+    in lowest terms (Wang's pair is unique up to a common factor, von zur Gathen and
+    Gerhard, *Modern Computer Algebra*, Section 5.10, and the lowest terms are one such
+    pair). A caller that confirms ``a/b`` independently (the stream's held-out primes)
+    thus needs no gcd: at 616 million bits each gcd costs about as much as the half-gcd.
+    """
     m = mpz(m)
     if m < 2:
         return None
@@ -319,8 +411,8 @@ def rational_reconstruct(x: int, m: int) -> mpq | None:
     if a < b:
         a, b, ta, tb = b, a, tb, ta
     if b <= bound:
-        # cannot happen (b > 2^s > bound), kept for safety: fall back to the reference
-        return rational_reconstruct_simple(x, m)
+        # cannot happen (b > 2^s > bound), kept for safety: fall back to plain steps
+        return _finish_rr(m, mpz(0), x, mpz(1), bound)
     return _finish_rr(a, ta, b, tb, bound)
 
 
@@ -367,8 +459,8 @@ class ReconstructionStream:
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
        :func:`~ladders.solver.engines.series.subproducts.crt_grouped` (groups of
        batches; their lower trees through ``mapper``) into ``x_j mod M``;
-    2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
-       denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
+    2. value 0 is rationally reconstructed (:func:`reconstruct_pair`: no gcd, the
+       held-out primes confirm it) giving a denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
        ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
        reconstruction (``D`` becomes the lcm);
     3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
@@ -598,22 +690,22 @@ class ReconstructionStream:
         primes at once (a modulus too small gives a fraction there, wrong: the other
         values would each need a reconstruction of their own to show it); the others
         through its denominator. Also the number of candidates refused (0 or 1)."""
-        first = rational_reconstruct(xs[0], m)
+        first = reconstruct_pair(xs[0], m)
         if first is None:
             return None, 0
-        if any((first.numerator - r[0] * first.denominator) % q for q, r in held):
+        if any((first[0] - r[0] * first[1]) % q for q, r in held):
             return None, 1
-        den = mpz(first.denominator)
+        den = first[1]
         nums: list[mpz] = []
         for x in xs:
             nj = (x * den) % m
             if nj > den:
-                val = rational_reconstruct(x, m)
+                val = reconstruct_pair(x, m)
                 if val is None:
                     return None, 0
-                new_den = den * val.denominator // gcd(den, val.denominator)
+                new_den = den * val[1] // gcd(den, val[1])
                 nums = [v * (new_den // den) for v in nums]
                 den = new_den
-                nj = val.numerator * (den // val.denominator)
+                nj = val[0] * (den // val[1])
             nums.append(nj)
         return (nums, den), 0

@@ -48,6 +48,55 @@ def test_fast_reconstruction_matches_simple(m, data):
         assert abs(fast.numerator) <= isqrt(mpz(m) // 2) and fast.denominator <= isqrt(mpz(m) // 2)
 
 
+def test_half_gcd_keeps_its_contract_through_lehmer_rounds():
+    """The half-gcd's base case takes a machine word of quotients at a time (Knuth's
+    Algorithm L) and the recursion multiplies only the low bits; its result is still
+    Moller's: ``(a; b) = M (a'; b')``, det M = 1, ``a', b' > 2^s``, ``|a' - b'| <
+    2^s``, and the pair where the plain semi-quotient steps end."""
+    from ladders.solver.engines.series.reconstruct import _hgcd, _hgcd_steps, _sdiv_step
+    rng = random.Random(11)
+    for bits in (3000, 9000, 40000):
+        for _ in range(3):
+            a, b = mpz(rng.getrandbits(bits)) | 1, mpz(rng.getrandbits(bits - rng.randrange(3)))
+            n = max(a.bit_length(), b.bit_length())
+            s = n // 2 + 1
+            M, a2, b2 = _hgcd(a, b)
+            assert M[0] * M[3] - M[1] * M[2] == 1 and min(M) >= 0
+            assert (M[0] * a2 + M[1] * b2, M[2] * a2 + M[3] * b2) == (a, b)
+            assert a2.bit_length() > s and b2.bit_length() > s
+            assert abs(a2 - b2).bit_length() <= s
+            if bits == 3000:    # the base case alone, against single steps
+                one = (mpz(1), mpz(0), mpz(0), mpz(1))
+                plain = (one, a, b)
+                while abs(plain[1] - plain[2]).bit_length() > s:
+                    plain = _sdiv_step(*plain, s)
+                assert _hgcd_steps(a, b, s, one) == plain
+
+
+def test_reconstruct_pair_needs_no_gcd_and_agrees_with_the_plain_one():
+    """At tens of thousands of bits (many Lehmer rounds and levels of recursion) the
+    pair is the plain extended Euclid's fraction, in lowest terms where the residue is
+    one of a fraction within Wang's bound."""
+    from ladders.solver.engines.series.reconstruct import reconstruct_pair
+    rng = random.Random(12)
+    for bits in (12000, 50000):
+        m = mpz(rng.getrandbits(bits)) | (mpz(1) << (bits - 1)) | 1
+        bound = isqrt(m // 2)
+        for _ in range(3):
+            den = mpz(rng.randrange(1, int(bound)))
+            num = mpz(rng.randrange(-int(bound), int(bound)))
+            if gcd(den, m) != 1:
+                continue
+            x = num * invert(den, m) % m
+            pair = reconstruct_pair(x, m)
+            assert mpq(*pair) == mpq(num, den) == series.rational_reconstruct_simple(x, m)
+            assert gcd(*pair) == 1 and pair[1] > 0
+        x = mpz(rng.getrandbits(bits)) % m     # a random residue: the same as the plain one
+        pair = reconstruct_pair(x, m)
+        plain = series.rational_reconstruct_simple(x, m)
+        assert plain is None or mpq(*pair) == plain
+
+
 def test_reconstruction_edge_cases():
     assert series.rational_reconstruct(0, 1) is None
     assert series.rational_reconstruct_simple(5, 1) is None
@@ -145,7 +194,9 @@ def test_corrupted_residue_never_gives_a_wrong_answer():
     for i in range(0, 40, 4):
         stream.add(primes[i:i + 4], res[i:i + 4])
     assert stream.values is None or stream.values == [value]
-    assert stream.values is None
+    # Wang's pair over the corrupted prime q is (q n, q d): not in lowest terms, but its
+    # value is the true one, which the held-out primes confirm and the mpq reduces
+    assert stream.values == [value]
 
 
 def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
