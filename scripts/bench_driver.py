@@ -21,13 +21,20 @@ an hour here); CI-sized runs use ``--scale 0.001``. Reported: each phase's wall 
 peak memory (``os.wait4``), the driver's time in commits, reads and attempts, and the
 attempts. Issue 26's goal at full size: at most 45 minutes and 8 GB for the driver.
 
-Run: ``python scripts/bench_driver.py --scale 0.01 [--store DIR] [--workers N]``. A
-store of the same scale is reused (``--store``); prints a table and one JSON line.
+``--baseline COMMIT`` runs the driver's phase of that commit too, on the same store, in a
+fresh process after this tree's (issue 39's tail: the last attempt's seconds side by side).
+``--replay STORE`` times instead one attempt at every batch of a finished run's store
+(a 4-player run's tail), this tree and the ``--baseline``, their fractions compared.
+
+Run: ``python scripts/bench_driver.py --scale 0.01 [--store DIR] [--workers N]
+[--baseline COMMIT]``. A store of the same scale is reused (``--store``); prints a table
+and one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -35,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fresh import run
+from fresh import baseline, run
 
 #: Bits of the 5-player answer on hasbro (numerator and denominator of a seat; the
 #: plan's fit): 92,709,268 digits each.
@@ -150,6 +157,30 @@ def driver(store_dir: str, bits: int, workers_n: int) -> dict:
             "attempt_seconds": stream.attempt_seconds, "attempts": attempts}
 
 
+def replay(store_dir: str) -> dict:
+    """``--replay``: a finished run's store (every committed batch folded, in order)
+    and one attempt at all of it, timed: the last attempt of that run, in this process
+    alone. Uses only what the baseline has too, so the baseline's package runs it."""
+    from ladders.checkpoints.batches import BatchState
+    from ladders.checkpoints.series import read_batch
+    from ladders.checkpoints.store import RunStore
+    from ladders.solver.engines.series import HOLDOUT, ReconstructionStream
+    store = RunStore.open(store_dir, BatchState)
+    batches = store.current().state.batches
+    stream = None
+    for k in sorted(batches):
+        primes, residues, valid = read_batch(store, batches[k])
+        if stream is None:
+            stream = ReconstructionStream(residues.shape[1], holdout=HOLDOUT, must_sum_to_one=True)
+        stream.add(primes, residues, valid, attempt=False)
+    candidate = stream.try_snapshot(stream.snapshot())
+    if candidate.values is None:
+        raise SystemExit("the replayed attempt found no fractions")
+    return {"batches": len(batches), "primes": stream.prime_count, "bits": candidate.bits,
+            "seconds": candidate.seconds, "crt_seconds": candidate.crt_seconds,
+            "digests": [hashlib.sha256(str(v).encode()).hexdigest()[:16] for v in candidate.values]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=0.01,
@@ -157,8 +188,14 @@ def main() -> None:
     parser.add_argument("--store", help="the run store to write (reused if it holds this scale)")
     parser.add_argument("--workers", type=int, default=0,
                         help="Dask workers for the attempts' lower trees (0: in the driver)")
-    parser.add_argument("--phase", choices=["workers", "driver"], help=argparse.SUPPRESS)
+    parser.add_argument("--baseline", help="a commit whose driver runs on the same store after this one")
+    parser.add_argument("--phase", choices=["workers", "driver", "replay"], help=argparse.SUPPRESS)
+    parser.add_argument("--replay", metavar="STORE",
+                        help="time the last attempt of a finished run's store instead")
     args = parser.parse_args()
+    if args.replay:
+        main_replay(args)
+        return
     bits = int(FULL_BITS * args.scale)
     if args.phase == "workers":
         print(json.dumps(workers(args.store, bits)))
@@ -177,9 +214,17 @@ def main() -> None:
         out["workers"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
                           "peak_mb": round(res["peak_mb"])}
         scale_file.write_text(json.dumps({"scale": args.scale, "bits": bits}))
-    res = run([sys.executable, __file__, "--phase", "driver", "--store", store, "--scale",
-               str(args.scale), "--workers", str(args.workers)])
-    out["driver"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
+    command = [sys.executable, __file__, "--phase", "driver", "--store", store, "--scale",
+               str(args.scale), "--workers", str(args.workers)]
+    contenders = [("driver", None)] + ([("baseline", args.baseline)] if args.baseline else [])
+    for name, commit in contenders:
+        if commit is None:
+            res = run(command)
+        else:       # the baseline's own script and package, the same store
+            with baseline(commit) as (tmp, env):
+                res = run([sys.executable, str(tmp / "baseline" / "scripts" / "bench_driver.py"),
+                           *command[2:]], env=env)
+        out[name] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
                      "cpu": round(res["cpu"], 1), "peak_mb": round(res["peak_mb"])}
     if own:
         shutil.rmtree(Path(store).parent, ignore_errors=True)
@@ -188,11 +233,35 @@ def main() -> None:
     if "workers" in out:
         w = out["workers"]
         print(f"  workers' phase: {w['wall']:,.1f} s, peak {w['peak_mb']:,} MB")
-    print(f"  driver: {d['wall']:,.1f} s wall, peak {d['peak_mb']:,} MB; commits "
-          f"{d['commit_seconds']:.1f} s, reads and folds {d['read_fold_seconds']:.1f} s, "
-          f"{len(d['attempts'])} attempts {d['attempt_seconds']:.1f} s "
-          f"(the last: {d['attempts'][-1]['seconds']} s at {d['attempts'][-1]['bits']:,} bits, "
-          f"CRT {d['attempts'][-1]['crt_seconds']} s)")
+    for name, commit in contenders:
+        d = out[name]
+        last = d["attempts"][-1]
+        print(f"  {name if commit is None else 'baseline ' + commit}: {d['wall']:,.1f} s wall, "
+              f"peak {d['peak_mb']:,} MB; commits {d['commit_seconds']:.1f} s, reads and folds "
+              f"{d['read_fold_seconds']:.1f} s, {len(d['attempts'])} attempts "
+              f"{d['attempt_seconds']:.1f} s (the last: {last['seconds']} s at "
+              f"{last['bits']:,} bits, CRT {last['crt_seconds']} s)")
+    print(json.dumps(out))
+
+
+def main_replay(args: argparse.Namespace) -> None:
+    """``--replay STORE [--baseline COMMIT]``: each in a fresh process, this tree first."""
+    if args.phase == "replay":
+        print(json.dumps(replay(args.replay)))
+        return
+    command = [sys.executable, __file__, "--phase", "replay", "--replay", args.replay]
+    out = {"store": args.replay}
+    out["this"] = json.loads(run(command)["stdout"])
+    if args.baseline:
+        with baseline(args.baseline) as (_, env):
+            out["baseline"] = json.loads(run(command, env=env)["stdout"])
+        if out["baseline"]["digests"] != out["this"]["digests"]:
+            raise SystemExit("this tree and the baseline found different fractions")
+    for name in ("this", "baseline"):
+        if name in out:
+            r = out[name]
+            print(f"{name}: {r['batches']} batches, {r['bits']:,} bits: the attempt "
+                  f"{r['seconds']:.1f} s (CRT {r['crt_seconds']:.1f} s)")
     print(json.dumps(out))
 
 

@@ -8,7 +8,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladders.solver.exact import FractionTable, lowest_terms, mpq, mpz, next_prime
+import pytest
+
+from ladders.solver.exact import FractionTable, coprime_mpq, gcd, lowest_terms, mpq, mpz, next_prime
 
 
 def rough_prime(rng: random.Random, bits: int) -> mpz:
@@ -77,3 +79,17 @@ def test_fraction_table_is_a_mapping_of_fractions_with_exact_texts() -> None:
     given = FractionTable(list(values), [mpz(1), mpz(2), mpz(5), mpz(-7)], [mpz(3), mpz(3), mpz(1), mpz(3)],
                           ["1", "2", "5", "-7"])
     assert list(given.texts()) == list(table.texts())
+
+
+@settings(max_examples=200, deadline=None)
+@given(num=st.integers(-(2 ** 3000), 2 ** 3000), den=st.integers(1, 2 ** 3000))
+def test_coprime_mpq_is_the_mpq_of_lowest_terms(num: int, den: int) -> None:
+    """A pair in lowest terms becomes the same mpq as gmpy2 makes, sign and all, and it
+    compares, hashes and prints as that one does."""
+    g = gcd(num, den)
+    num, den = num // g, den // g
+    made, plain = coprime_mpq(mpz(num), mpz(den)), mpq(num, den)
+    assert made == plain and hash(made) == hash(plain) and str(made) == str(plain)
+    assert (made.numerator, made.denominator) == (num, den)
+    with pytest.raises(ValueError):
+        coprime_mpq(num, 0)

@@ -16,7 +16,8 @@ import numpy as np
 
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.subproducts import Group, Mapper, crt_grouped, local_mapper
-from ladders.solver.exact import f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt, mpq, mpz, next_prime
+from ladders.solver.exact import (coprime_mpq, f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt,
+                                  lowest_terms, mpq, mpz, next_prime)
 
 
 # ----------------------------------------------------------------------------------
@@ -641,7 +642,9 @@ class ReconstructionStream:
     def try_snapshot(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]]) -> Candidate:
         """One attempt at the batches of a :meth:`snapshot` (changes nothing here).
         The checks run on the integers ``N_j`` over the common ``D`` (no gcd of numbers
-        of millions of digits); only a confirmed candidate is reduced to lowest terms."""
+        of millions of digits); only a confirmed candidate is reduced to lowest terms,
+        all seats at once (:func:`~ladders.solver.exact.lowest_terms`: one gcd where
+        they share the denominator, instead of one for each seat's ``mpq``)."""
         t0 = time.perf_counter()
         total = sum(len(p) for p, _, _ in chunks)
         build = total - self.holdout
@@ -667,7 +670,7 @@ class ReconstructionStream:
             if wrong or (self.must_sum_to_one and sum(nums) != den):
                 rejected = 1
             else:
-                values = [mpq(nj, den) for nj in nums]
+                values = [coprime_mpq(n, d) for n, d in zip(*lowest_terms(nums, den, sample=0))]
         bits = int(sum(float(np.log2(p.astype(np.float64)).sum()) for p, _, _ in chunks))
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
                          via and values is not None, bits)

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ladders.solver.engines import series
-from ladders.solver.exact import gcd, invert, isqrt, mpq, mpz
+from ladders.solver.exact import gcd, invert, isqrt, mpq, mpz, next_prime
 
 
 def test_crt_tree_matches_simple():
@@ -182,6 +182,26 @@ def test_wrong_candidate_is_refused_by_held_out_primes():
     stream = series.ReconstructionStream(1, holdout=2, first_bits=64)
     assert not stream.add(primes, res)
     assert stream.rejected >= 1 and stream.values is None
+
+
+def test_stream_values_are_in_lowest_terms_when_seats_share_factors():
+    """The confirmed seats are reduced all at once (one gcd where they share the
+    denominator): numerators that share factors with the common denominator (small
+    primes and a large one) come out in lowest terms, equal to gmpy2's own mpq."""
+    big = next_prime(mpz(10) ** 40)
+    den = mpz(2) ** 30 * 3 ** 7 * big * (mpz(7) ** 90 + 4)
+    nums = [mpz(6) * big * 1234567, mpz(2) ** 20 * 3, (mpz(7) ** 90 + 4) * 11]
+    nums.append(den - sum(nums))
+    values = [mpq(n, den) for n in nums]
+    stream = series.ReconstructionStream(4, holdout=2, must_sum_to_one=True)
+    it = series.random_primes(21)
+    while stream.values is None:
+        primes = [next(it) for _ in range(8)]
+        stream.add(primes, _residues_of(values, primes))
+    assert stream.values == values
+    for got, want in zip(stream.values, values):
+        assert (got.numerator, got.denominator) == (want.numerator, want.denominator)
+        assert gcd(got.numerator, got.denominator) == 1
 
 
 def test_corrupted_residue_never_gives_a_wrong_answer():
