@@ -93,6 +93,7 @@ exact certificate of the one solve step).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -119,6 +120,9 @@ if TYPE_CHECKING:
 #: ~1.6e12 (not ~5e16), so three of them keep a wrong 4-player candidate (B ~ 70
 #: million bits) below 1e-18 per attempt.
 HOLDOUT = 3
+#: Threads of a run's driver for its large reconstruction attempts, at most (five
+#: players: five columns to sum, and a level of the CRT's top has up to 64 nodes).
+DRIVER_THREADS = 8
 
 
 __all__ = [
@@ -349,12 +353,14 @@ def run_stream(players: int, two_adicity: int, expected_bits: int,
     holds), then 2 % more each time (an attempt at 5 players costs minutes of the
     driver, 2 % more primes about 14 core-hours). With the multiple, whose size
     ``expected_bits`` is within a bit or two (:func:`needed_bits`), the first attempt
-    comes there and none before."""
+    comes there and none before. Its large attempts use up to :data:`DRIVER_THREADS` of
+    this machine's cores (the CRT's top levels and columns beside the half-gcd)."""
     return ReconstructionStream(players + multiple, holdout=HOLDOUT, ratio=1.02,
                                 must_sum_to_one=True, pool=ntt_pool(two_adicity, multiple),
                                 expected_bits=expected_bits, near=1.0 if multiple else 1.002,
                                 first_bits=expected_bits if multiple else 1024,
-                                multiple=multiple)
+                                multiple=multiple,
+                                threads=min(os.cpu_count() or 1, DRIVER_THREADS))
 
 
 @dataclass(frozen=True)

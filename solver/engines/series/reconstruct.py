@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -15,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ladders.solver.engines.series.jit import nb
-from ladders.solver.engines.series.subproducts import Group, Mapper, crt_grouped, local_mapper
+from ladders.solver.engines.series.subproducts import (Group, Mapper, crt_columns, crt_grouped,
+                                                       local_mapper)
 from ladders.solver.exact import (coprime_mpq, f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt,
-                                  lowest_terms, mpq, mpz, next_prime)
+                                  lowest_terms, mpq, mpz, next_prime, release_gil, releasing_gil)
 
 
 # ----------------------------------------------------------------------------------
@@ -421,6 +423,18 @@ def reconstruct_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
 # Early termination: reconstruct at growing sizes, confirm with held-out primes
 # ----------------------------------------------------------------------------------
 
+#: Attempts from this many bits of modulus on use :attr:`ReconstructionStream.threads`
+#: (below, a thread's start costs more than it saves).
+THREAD_BITS = 1 << 22
+
+
+def _each_mulmod(pool: Executor | None, xs: list[mpz], factor: mpz, m: mpz) -> list[mpz]:
+    """``x factor mod m`` for every x, side by side in ``pool`` where there is one."""
+    if pool is None:
+        return [(x * factor) % m for x in xs]
+    return list(pool.map(lambda x: (x * factor) % m, xs))
+
+
 @dataclass(frozen=True)
 class Candidate:
     """What one attempt found: the fractions (None if it failed) and how many wrong
@@ -498,6 +512,11 @@ class ReconstructionStream:
     #: groups of an attempt's CRT: the lower trees go through ``mapper`` in about this many
     groups: int = 64
     mapper: Mapper = local_mapper
+    #: threads of this process for an attempt of :data:`THREAD_BITS` or more: the CRT's
+    #: levels above the groups, its columns, and the seats over the first one's
+    #: denominator, beside the first seat's half-gcd (gmpy2's products let go of the
+    #: interpreter lock)
+    threads: int = 1
     skipped: list[int] = field(default_factory=list)
     values: list[mpq] | None = None
     attempts: int = 0
@@ -648,8 +667,22 @@ class ReconstructionStream:
         t0 = time.perf_counter()
         total = sum(len(p) for p, _, _ in chunks)
         build = total - self.holdout
-        xs, m = crt_grouped(self._groups(chunks, build), self.mapper)
-        t1 = time.perf_counter()
+        threads = self.threads if self.threads > 1 and build * 61 >= THREAD_BITS else 1
+        with contextlib.ExitStack() as stack:
+            pool = None
+            if threads > 1:
+                stack.enter_context(releasing_gil())
+                pool = stack.enter_context(ThreadPoolExecutor(
+                    threads, thread_name_prefix="ladders-crt", initializer=release_gil))
+            return self._attempt(chunks, build, t0, pool)
+
+    def _attempt(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]], build: int, t0: float,
+                 pool: Executor | None) -> Candidate:
+        """:meth:`try_snapshot`'s work, its threads (if any) in ``pool``."""
+        columns, m = crt_columns(self._groups(chunks, build), self.mapper, pool)
+        finished: list[float] = []
+        for column in columns:
+            column.add_done_callback(lambda _: finished.append(time.perf_counter()))
         held: list[tuple[int, list[int]]] = []
         for p, res, _ in reversed(chunks):
             if len(held) >= self.holdout:
@@ -657,10 +690,15 @@ class ReconstructionStream:
             held[:0] = zip(p.tolist(), res.tolist())
         held = held[len(held) - self.holdout:]
         seats = self.count - self.multiple
-        found, rejected = self._over_multiple(xs, m), 0
+        found, rejected = self._over_multiple(columns, m), 0
         via = found is not None
         if not via:
-            found, rejected = self._reconstruct(xs[:seats], m, held)
+            found, rejected = self._reconstruct(columns[:seats], m, held, pool)
+        for column in columns:          # the CRT's seconds: until its last column
+            column.result()
+        # (a column's callback runs just after its result is given: one not run yet
+        # finished now)
+        t1 = max(finished) if len(finished) == len(columns) else time.perf_counter()
         values = None
         if found is not None:
             nums, den = found
@@ -675,33 +713,36 @@ class ReconstructionStream:
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
                          via and values is not None, bits)
 
-    def _over_multiple(self, xs: list[mpz], m: mpz) -> tuple[list[mpz], mpz] | None:
+    def _over_multiple(self, columns: list[Future[mpz]], m: mpz) -> tuple[list[mpz], mpz] | None:
         """``(N_j, D)`` over the denominator multiple ``D`` (the last column), once its
         remainder is 64 bits below the modulus and every ``N_j = x_j D mod m`` lies in
         ``[0, D]``; else None."""
         if not self.multiple:
             return None
+        xs = [c.result() for c in columns]
         big = xs[-1]
         if big <= 0 or big.bit_length() + 64 > m.bit_length():
             return None
         nums = [(x * big) % m for x in xs[:-1]]
         return (nums, big) if all(nj <= big for nj in nums) else None
 
-    def _reconstruct(self, xs: list[mpz], m: mpz, held: list[tuple[int, list[int]]]
-                     ) -> tuple[tuple[list[mpz], mpz] | None, int]:
-        """``(N_j, D)``: value 0 by rational reconstruction, checked at the held-out
-        primes at once (a modulus too small gives a fraction there, wrong: the other
-        values would each need a reconstruction of their own to show it); the others
-        through its denominator. Also the number of candidates refused (0 or 1)."""
-        first = reconstruct_pair(xs[0], m)
+    def _reconstruct(self, columns: list[Future[mpz]], m: mpz, held: list[tuple[int, list[int]]],
+                     pool: Executor | None = None) -> tuple[tuple[list[mpz], mpz] | None, int]:
+        """``(N_j, D)``: value 0 by rational reconstruction (while ``pool`` sums the other
+        columns), checked at the held-out primes at once (a modulus too small gives a
+        fraction there, wrong: the other values would each need a reconstruction of their
+        own to show it); the others through its denominator, side by side in ``pool``.
+        Also the number of candidates refused (0 or 1)."""
+        first = reconstruct_pair(columns[0].result(), m)
         if first is None:
             return None, 0
         if any((first[0] - r[0] * first[1]) % q for q, r in held):
             return None, 1
         den = first[1]
+        xs = [c.result() for c in columns]
+        over = _each_mulmod(pool, xs, den, m)
         nums: list[mpz] = []
-        for x in xs:
-            nj = (x * den) % m
+        for x, nj in zip(xs, over):
             if nj > den:
                 val = reconstruct_pair(x, m)
                 if val is None:

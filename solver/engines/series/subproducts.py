@@ -26,8 +26,9 @@ keep only the top of the tree: for 10 million primes in 64 groups, 6 of its 23 l
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -67,12 +68,24 @@ def product_tree(leaves: Sequence[mpz]) -> list[list[mpz]]:
     return levels
 
 
-def remainders_down(value: mpz, tree: list[list[mpz]]) -> list[mpz]:
+T = TypeVar("T")
+
+
+def _each(pool: Executor | None, fn: Callable[..., T], *args: Sequence[Any]) -> list[T]:
+    """``fn`` over the arguments, in ``pool``'s threads where there is one."""
+    return list(pool.map(fn, *args)) if pool is not None else [fn(*a) for a in zip(*args)]
+
+
+def _square_rem(value: mpz, node: mpz) -> mpz:
+    return value % (node * node)
+
+
+def remainders_down(value: mpz, tree: list[list[mpz]], pool: Executor | None = None) -> list[mpz]:
     """``value mod leaf^2`` for every leaf: ``value mod v^2`` at each node from the root
-    down (``value`` below the root's square)."""
+    down (``value`` below the root's square); a level's nodes side by side in ``pool``."""
     rems = [value]
     for low in reversed(tree[:-1]):
-        rems = [rems[i // 2] % (node * node) for i, node in enumerate(low)]
+        rems = _each(pool, _square_rem, [rems[i // 2] for i in range(len(low))], low)
     return rems
 
 
@@ -111,11 +124,33 @@ def crt_grouped(groups: Sequence[Group], mapper: Mapper = local_mapper) -> tuple
     """``([x_0, ..., x_{c-1}], M)``: every column's value modulo the product M of all
     the groups' primes (distinct), ``0 <= x_j < M``. The levels above the groups run
     here; each group's :func:`group_terms` runs through ``mapper``."""
+    columns, modulus = crt_columns(groups, mapper)
+    return [c.result() for c in columns], modulus
+
+
+def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
+                pool: Executor | None = None) -> tuple[list[Future[mpz]], mpz]:
+    """:func:`crt_grouped` with the levels above the groups in ``pool``'s threads (a
+    level's remainders side by side, then each column's sum as a task of its own): the
+    columns as futures, so that a caller can start on the first while the others are
+    summed. Without a pool, everything here, the futures done. The threads help where
+    gmpy2 lets go of the interpreter lock in its products (``exact.release_gil`` as the
+    pool's initializer)."""
     if not groups:
         raise ValueError("no primes to combine")
-    tree = product_tree([group_product(g.primes) for g in groups])
+    tree = product_tree(_each(pool, group_product, [g.primes for g in groups]))
     modulus = tree[-1][0]
-    tops = remainders_down(modulus, tree)
+    tops = remainders_down(modulus, tree, pool)
     parts = mapper(groups, tops)
-    cols = groups[0].residues.shape[1]
-    return [combine_up([p[j] for p in parts], tree) % modulus for j in range(cols)], modulus
+
+    def column(j: int) -> mpz:
+        return combine_up([p[j] for p in parts], tree) % modulus
+
+    cols = range(groups[0].residues.shape[1])
+    if pool is not None:
+        return [pool.submit(column, j) for j in cols], modulus
+    done: list[Future[mpz]] = []
+    for j in cols:
+        done.append(Future())
+        done[-1].set_result(column(j))
+    return done, modulus

@@ -204,6 +204,31 @@ def test_stream_values_are_in_lowest_terms_when_seats_share_factors():
         assert gcd(got.numerator, got.denominator) == 1
 
 
+def test_a_threaded_attempt_finds_the_same_seats(monkeypatch) -> None:
+    """An attempt with threads (the CRT's top and columns beside the first seat's
+    half-gcd, the seats over its denominator side by side) confirms the same fractions,
+    and its CRT seconds are within the attempt's."""
+    from ladders.solver.engines.series import reconstruct
+    monkeypatch.setattr(reconstruct, "THREAD_BITS", 0)
+    den = mpz(3) ** 900 * (mpz(10) ** 300 + 37)
+    nums = [mpz(2) ** 1500 + 1, mpz(5) ** 600, mpz(7) ** 500 * 11]
+    nums.append(den - sum(nums))
+    values = [mpq(n, den) for n in nums]
+    found = []
+    for threads in (1, 3):
+        stream = series.ReconstructionStream(4, holdout=2, must_sum_to_one=True, threads=threads,
+                                             groups=5)
+        it = series.random_primes(8)
+        while stream.values is None:
+            primes = [next(it) for _ in range(16)]
+            stream.add(primes, _residues_of(values, primes))
+        found.append(stream.values)
+        snapshot = stream.snapshot()
+        candidate = stream.try_snapshot(snapshot)
+        assert candidate.values == values and 0 < candidate.crt_seconds <= candidate.seconds
+    assert found[0] == found[1] == values
+
+
 def test_corrupted_residue_never_gives_a_wrong_answer():
     value = mpq(mpz(5) ** 200 + 1, mpz(11) ** 150)
     it = series.random_primes(13)

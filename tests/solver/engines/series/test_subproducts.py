@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from ladders.solver.engines.series import ntt_primes
 from ladders.solver.engines.series.reconstruct import (ReconstructionStream,
                                                        crt_simple, crt_tree)
-from ladders.solver.engines.series.subproducts import (Group, combine_up, crt_grouped,
-                                                       product_tree, remainders_down)
+from ladders.solver.engines.series.subproducts import (Group, combine_up, crt_columns,
+                                                       crt_grouped, product_tree, remainders_down)
 from ladders.solver.exact import invert, mpq, mpz
 
 PRIMES = [q for q, _ in zip(ntt_primes(11), range(300))]
@@ -39,6 +39,22 @@ def test_grouped_crt_is_the_pairwise_crt(n: int, cols: int, data: st.DataObject)
     ys, m2 = crt_tree(residues, primes)
     assert (xs, m) == (ys, m2)
     assert xs[0] == crt_simple([int(r) for r in residues[:, 0]], primes)[0]
+
+
+def test_columns_in_threads_are_the_same_crt() -> None:
+    """The levels above the groups and each column's sum in a pool's threads, gmpy2
+    letting go of the interpreter lock: the same values as in one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ladders.solver.exact import release_gil
+    rng = random.Random(5)
+    residues = np.array([[rng.randrange(q) for _ in range(5)] for q in PRIMES], dtype=np.uint64)
+    groups = [Group(np.array(PRIMES[a:a + 37], dtype=np.uint64), residues[a:a + 37])
+              for a in range(0, len(PRIMES), 37)]
+    with ThreadPoolExecutor(3, initializer=release_gil) as pool:
+        columns, m = crt_columns(groups, pool=pool)
+        threaded = [c.result() for c in columns]
+    assert (threaded, m) == crt_grouped(groups) == crt_tree(residues, PRIMES)
 
 
 def test_tree_passes() -> None:
