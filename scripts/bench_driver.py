@@ -34,8 +34,10 @@ and one JSON line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -167,11 +169,15 @@ def replay(store_dir: str) -> dict:
     from ladders.solver.engines.series import HOLDOUT, ReconstructionStream
     store = RunStore.open(store_dir, BatchState)
     batches = store.current().state.batches
+    # a run's driver threads where the stream has them (not before issue 39's tail)
+    fields = {f.name for f in dataclasses.fields(ReconstructionStream)}
+    threads = {"threads": min(os.cpu_count() or 1, 8)} if "threads" in fields else {}
     stream = None
     for k in sorted(batches):
         primes, residues, valid = read_batch(store, batches[k])
         if stream is None:
-            stream = ReconstructionStream(residues.shape[1], holdout=HOLDOUT, must_sum_to_one=True)
+            stream = ReconstructionStream(residues.shape[1], holdout=HOLDOUT, must_sum_to_one=True,
+                                          **threads)
         stream.add(primes, residues, valid, attempt=False)
     candidate = stream.try_snapshot(stream.snapshot())
     if candidate.values is None:
@@ -210,7 +216,7 @@ def main() -> None:
     if not (scale_file.exists() and json.loads(scale_file.read_text()) == out):
         shutil.rmtree(store, ignore_errors=True)
         res = run([sys.executable, __file__, "--phase", "workers", "--store", store,
-                   "--scale", str(args.scale)])
+                   "--scale", str(args.scale)], stderr=Path(store + ".workers.err"))
         out["workers"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
                           "peak_mb": round(res["peak_mb"])}
         scale_file.write_text(json.dumps({"scale": args.scale, "bits": bits}))
@@ -218,12 +224,13 @@ def main() -> None:
                str(args.scale), "--workers", str(args.workers)]
     contenders = [("driver", None)] + ([("baseline", args.baseline)] if args.baseline else [])
     for name, commit in contenders:
+        err = Path(f"{store}.{name}.err")     # beside the store: its attempts, or its error
         if commit is None:
-            res = run(command)
+            res = run(command, stderr=err)
         else:       # the baseline's own script and package, the same store
             with baseline(commit) as (tmp, env):
                 res = run([sys.executable, str(tmp / "baseline" / "scripts" / "bench_driver.py"),
-                           *command[2:]], env=env)
+                           *command[2:]], env=env, stderr=err)
         out[name] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
                      "cpu": round(res["cpu"], 1), "peak_mb": round(res["peak_mb"])}
     if own:

@@ -29,19 +29,23 @@ def fresh_environ(env: dict[str, str] | None = None) -> dict[str, str]:
     return environ
 
 
-def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> dict:
+def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
+        stderr: Path | None = None) -> dict:
     """Run ``cmd`` in a fresh process: wall seconds, CPU and peak RSS of it and the
     children it waited for (``os.wait4``), and its stdout. Linux starts a child's peak at
     its parent's (``exec`` keeps the high-water mark): this script's, which stays small.
-    The first run of a contender writes its bytecode; the scripts' warm-up runs do that."""
+    The first run of a contender writes its bytecode; the scripts' warm-up runs do that.
+    Its stderr goes to the file ``stderr`` where one is given (named if it fails)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=fresh_environ(env), cwd=cwd)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    with open(stderr or os.devnull, "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
+                                env=fresh_environ(env), cwd=cwd)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if status != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed with status {status}")
+        raise SystemExit(f"{' '.join(cmd)} failed with status {status}"
+                         + (f"; its stderr is in {stderr}" if stderr else ""))
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
             "peak_mb": usage.ru_maxrss / 1024, "stdout": out.decode()}
 

@@ -387,20 +387,12 @@ def rational_reconstruct(x: int, m: int) -> mpq | None:
     Wang's stop ``sqrt(m/2)`` lies; a few classical steps finish. The cofactors of x are
     read off the half-gcd matrix: ``a' = m11 m - m01 x`` and ``b' = m00 x - m10 m``.
     """
-    return _as_fraction(reconstruct_pair(x, m))
+    return _as_fraction(_wang_pair(x, m))
 
 
-def reconstruct_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
+def _wang_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
     """The pair ``(a, b)``, ``b > 0``, at Wang's stop of the Euclidean sequence of
-    ``(m, x)``: :func:`rational_reconstruct` without its two gcds of the full size (the
-    check ``gcd(a, b) = 1`` and the ``mpq``).
-
-    Where x is the residue of a fraction within the bounds, ``a/b`` is that fraction, and
-    in lowest terms (Wang's pair is unique up to a common factor, von zur Gathen and
-    Gerhard, *Modern Computer Algebra*, Section 5.10, and the lowest terms are one such
-    pair). A caller that confirms ``a/b`` independently (the stream's held-out primes)
-    thus needs no gcd: at 616 million bits each gcd costs about as much as the half-gcd.
-    """
+    ``(m, x)`` (:func:`rational_reconstruct` before its check ``gcd(a, b) = 1``)."""
     m = mpz(m)
     if m < 2:
         return None
@@ -474,8 +466,8 @@ class ReconstructionStream:
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
        :func:`~ladders.solver.engines.series.subproducts.crt_grouped` (groups of
        batches; their lower trees through ``mapper``) into ``x_j mod M``;
-    2. value 0 is rationally reconstructed (:func:`reconstruct_pair`: no gcd, the
-       held-out primes confirm it) giving a denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
+    2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
+       denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
        ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
        reconstruction (``D`` becomes the lcm);
     3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
@@ -733,23 +725,26 @@ class ReconstructionStream:
         fraction there, wrong: the other values would each need a reconstruction of their
         own to show it); the others through its denominator, side by side in ``pool``.
         Also the number of candidates refused (0 or 1)."""
-        first = reconstruct_pair(columns[0].result(), m)
+        first = rational_reconstruct(columns[0].result(), m)
         if first is None:
             return None, 0
-        if any((first[0] - r[0] * first[1]) % q for q, r in held):
+        if any((first.numerator - r[0] * first.denominator) % q for q, r in held):
             return None, 1
-        den = first[1]
+        den = mpz(first.denominator)
         xs = [c.result() for c in columns]
+        first_den = den
         over = _each_mulmod(pool, xs, den, m)
         nums: list[mpz] = []
         for x, nj in zip(xs, over):
+            if den != first_den:        # a seat before grew the denominator
+                nj = (x * den) % m
             if nj > den:
-                val = reconstruct_pair(x, m)
+                val = rational_reconstruct(x, m)
                 if val is None:
                     return None, 0
-                new_den = den * val[1] // gcd(den, val[1])
+                new_den = den * val.denominator // gcd(den, val.denominator)
                 nums = [v * (new_den // den) for v in nums]
                 den = new_den
-                nj = val[0] * (den // val[1])
+                nj = val.numerator * (den // val.denominator)
             nums.append(nj)
         return (nums, den), 0

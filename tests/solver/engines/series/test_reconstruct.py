@@ -73,11 +73,9 @@ def test_half_gcd_keeps_its_contract_through_lehmer_rounds():
                 assert _hgcd_steps(a, b, s, one) == plain
 
 
-def test_reconstruct_pair_needs_no_gcd_and_agrees_with_the_plain_one():
+def test_fast_reconstruction_agrees_with_the_plain_one_at_many_words():
     """At tens of thousands of bits (many Lehmer rounds and levels of recursion) the
-    pair is the plain extended Euclid's fraction, in lowest terms where the residue is
-    one of a fraction within Wang's bound."""
-    from ladders.solver.engines.series.reconstruct import reconstruct_pair
+    half-gcd's fraction is the plain extended Euclid's."""
     rng = random.Random(12)
     for bits in (12000, 50000):
         m = mpz(rng.getrandbits(bits)) | (mpz(1) << (bits - 1)) | 1
@@ -88,13 +86,10 @@ def test_reconstruct_pair_needs_no_gcd_and_agrees_with_the_plain_one():
             if gcd(den, m) != 1:
                 continue
             x = num * invert(den, m) % m
-            pair = reconstruct_pair(x, m)
-            assert mpq(*pair) == mpq(num, den) == series.rational_reconstruct_simple(x, m)
-            assert gcd(*pair) == 1 and pair[1] > 0
+            assert series.rational_reconstruct(x, m) == mpq(num, den) == \
+                series.rational_reconstruct_simple(x, m)
         x = mpz(rng.getrandbits(bits)) % m     # a random residue: the same as the plain one
-        pair = reconstruct_pair(x, m)
-        plain = series.rational_reconstruct_simple(x, m)
-        assert plain is None or mpq(*pair) == plain
+        assert series.rational_reconstruct(x, m) == series.rational_reconstruct_simple(x, m)
 
 
 def test_reconstruction_edge_cases():
@@ -229,6 +224,21 @@ def test_a_threaded_attempt_finds_the_same_seats(monkeypatch) -> None:
     assert found[0] == found[1] == values
 
 
+def test_a_seat_beyond_the_first_seats_denominator_grows_it_for_the_seats_after():
+    """Seat 0's denominator (4 5^30) does not hold seat 1's (12): the common one grows to the
+    lcm, and every later seat is taken over the grown one (a 4-player board once hung
+    the engine, its seats refused by the sum forever, when the later seats kept the
+    first denominator)."""
+    values = [mpq(1, 4) + mpq(1, 5 ** 30), mpq(1, 12), mpq(5, 12) - mpq(1, 5 ** 30), mpq(1, 4)]
+    stream = series.ReconstructionStream(4, holdout=2, must_sum_to_one=True)
+    it = series.random_primes(4)
+    for _ in range(20):
+        primes = [next(it) for _ in range(4)]
+        if stream.add(primes, _residues_of(values, primes)):
+            break
+    assert stream.values == values
+
+
 def test_corrupted_residue_never_gives_a_wrong_answer():
     value = mpq(mpz(5) ** 200 + 1, mpz(11) ** 150)
     it = series.random_primes(13)
@@ -239,9 +249,7 @@ def test_corrupted_residue_never_gives_a_wrong_answer():
     for i in range(0, 40, 4):
         stream.add(primes[i:i + 4], res[i:i + 4])
     assert stream.values is None or stream.values == [value]
-    # Wang's pair over the corrupted prime q is (q n, q d): not in lowest terms, but its
-    # value is the true one, which the held-out primes confirm and the mpq reduces
-    assert stream.values == [value]
+    assert stream.values is None
 
 
 def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
