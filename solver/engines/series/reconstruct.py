@@ -17,7 +17,7 @@ import numpy as np
 
 from ladders.solver.engines.series.jit import nb
 from ladders.solver.engines.series.subproducts import (Group, Mapper, crt_columns, crt_grouped,
-                                                       local_mapper)
+                                                       each_in, local_mapper)
 from ladders.solver.exact import (coprime_mpq, f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt,
                                   lowest_terms, mpq, mpz, next_prime, release_gil, releasing_gil)
 
@@ -420,13 +420,6 @@ def _wang_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
 THREAD_BITS = 1 << 22
 
 
-def _each_mulmod(pool: Executor | None, xs: list[mpz], factor: mpz, m: mpz) -> list[mpz]:
-    """``x factor mod m`` for every x, side by side in ``pool`` where there is one."""
-    if pool is None:
-        return [(x * factor) % m for x in xs]
-    return list(pool.map(lambda x: (x * factor) % m, xs))
-
-
 @dataclass(frozen=True)
 class Candidate:
     """What one attempt found: the fractions (None if it failed) and how many wrong
@@ -733,7 +726,7 @@ class ReconstructionStream:
         den = mpz(first.denominator)
         xs = [c.result() for c in columns]
         first_den = den
-        over = _each_mulmod(pool, xs, den, m)
+        over = each_in(pool, lambda x: (x * den) % m, xs)
         nums: list[mpz] = []
         for x, nj in zip(xs, over):
             if den != first_den:        # a seat before grew the denominator

@@ -71,7 +71,7 @@ def product_tree(leaves: Sequence[mpz]) -> list[list[mpz]]:
 T = TypeVar("T")
 
 
-def _each(pool: Executor | None, fn: Callable[..., T], *args: Sequence[Any]) -> list[T]:
+def each_in(pool: Executor | None, fn: Callable[..., T], *args: Sequence[Any]) -> list[T]:
     """``fn`` over the arguments, in ``pool``'s threads where there is one."""
     return list(pool.map(fn, *args)) if pool is not None else [fn(*a) for a in zip(*args)]
 
@@ -85,7 +85,7 @@ def remainders_down(value: mpz, tree: list[list[mpz]], pool: Executor | None = N
     down (``value`` below the root's square); a level's nodes side by side in ``pool``."""
     rems = [value]
     for low in reversed(tree[:-1]):
-        rems = _each(pool, _square_rem, [rems[i // 2] for i in range(len(low))], low)
+        rems = each_in(pool, _square_rem, [rems[i // 2] for i in range(len(low))], low)
     return rems
 
 
@@ -138,7 +138,7 @@ def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
     pool's initializer)."""
     if not groups:
         raise ValueError("no primes to combine")
-    tree = product_tree(_each(pool, group_product, [g.primes for g in groups]))
+    tree = product_tree(each_in(pool, group_product, [g.primes for g in groups]))
     modulus = tree[-1][0]
     tops = remainders_down(modulus, tree, pool)
     parts = mapper(groups, tops)
