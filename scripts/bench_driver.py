@@ -25,10 +25,12 @@ attempts. Issue 26's goal at full size: at most 45 minutes and 8 GB for the driv
 fresh process after this tree's (issue 39's tail: the last attempt's seconds side by side).
 ``--replay STORE`` times instead one attempt at every batch of a finished run's store
 (a 4-player run's tail), this tree and the ``--baseline``, their fractions compared.
+``--players 6`` makes six seats instead, ``--scale`` then a fraction of the six-player
+answer's 10 billion bits (issue 39: six players' design, proved at ``--scale 0.0625``).
 
-Run: ``python scripts/bench_driver.py --scale 0.01 [--store DIR] [--workers N]
-[--baseline COMMIT]``. A store of the same scale is reused (``--store``); prints a table
-and one JSON line.
+Run: ``python scripts/bench_driver.py --scale 0.01 [--players 5|6] [--store DIR]
+[--workers N] [--baseline COMMIT]``. A store of the same scale is reused (``--store``);
+prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -46,23 +48,22 @@ from pathlib import Path
 
 from fresh import baseline, run
 
-#: Bits of the 5-player answer on hasbro (numerator and denominator of a seat; the
-#: plan's fit): 92,709,268 digits each.
-FULL_BITS = 615_947_044
+#: Bits of the k-player answer on hasbro (numerator and denominator of a seat; the
+#: plan's fit): 92,709,268 digits each for 5 players, 1,501,890,140 for 6.
+FULL_BITS = {5: 615_947_044, 6: 9_978_342_103}
 BATCH = 1024
-PLAYERS = 5
 
 
-def known_fractions(bits: int) -> tuple[list, object]:
-    """``([n_1 .. n_5], D)``: ``sum n_j = D``, ``D`` of ``bits / 2`` bits, from seed 26."""
+def known_fractions(bits: int, players: int) -> tuple[list, object]:
+    """``([n_1 .. n_k], D)``: ``sum n_j = D``, ``D`` of ``bits / 2`` bits, from seed 26."""
     import gmpy2
     state = gmpy2.random_state(26)
     den = gmpy2.mpz_urandomb(state, bits // 2 - 1) | (gmpy2.mpz(1) << (bits // 2 - 2))
-    nums = [gmpy2.mpz_urandomb(state, bits // 2 - 4) for _ in range(PLAYERS - 1)]
+    nums = [gmpy2.mpz_urandomb(state, bits // 2 - 4) for _ in range(players - 1)]
     return [*nums, den - sum(nums)], den
 
 
-def workers(store_dir: str, bits: int) -> dict:
+def workers(store_dir: str, bits: int, players: int) -> dict:
     """Phase 1: the residues of every batch, written as segments; the receipts saved."""
     import numpy as np
     from ladders.checkpoints.batches import RESIDUES, BatchState
@@ -72,7 +73,7 @@ def workers(store_dir: str, bits: int) -> dict:
     from ladders.solver.engines.series.subproducts import product_tree
     from ladders.solver.exact import invert, mpz
     t0 = time.perf_counter()
-    nums, den = known_fractions(bits)
+    nums, den = known_fractions(bits, players)
     count = int(bits * 1.05) // 61 + 64
     batches = -(-count // BATCH)
     primes_iter = ntt_primes(1)
@@ -89,7 +90,7 @@ def workers(store_dir: str, bits: int) -> dict:
                             lambda _: BatchState())
     receipts = []
     for k, (batch, rem) in enumerate(zip(primes, rems)):
-        res = np.zeros((BATCH, PLAYERS), dtype=np.uint64)
+        res = np.zeros((BATCH, players), dtype=np.uint64)
         for i, q in enumerate(batch):
             inv = int(invert(rem[-1] % q, q))
             res[i] = [int(r % q) * inv % q for r in rem[:-1]]
@@ -102,7 +103,7 @@ def workers(store_dir: str, bits: int) -> dict:
             "remainder_seconds": t2 - t1, "write_seconds": time.perf_counter() - t2}
 
 
-def driver(store_dir: str, bits: int, workers_n: int) -> dict:
+def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
     """Phase 2: commit, read and fold each batch; attempt as due; check the answer."""
     from ladders.checkpoints.batches import BatchState
     from ladders.checkpoints.segments import SegmentRef
@@ -112,7 +113,7 @@ def driver(store_dir: str, bits: int, workers_n: int) -> dict:
     receipts = json.loads(Path(store_dir, "receipts.json").read_text())
     store = RunStore.open(store_dir, BatchState)
     manifest = store.current()
-    stream = run_stream(PLAYERS, 16, bits)
+    stream = run_stream(players, 16, bits)
     cluster = client = None
     if workers_n:
         from distributed import Client, LocalCluster
@@ -137,16 +138,19 @@ def driver(store_dir: str, bits: int, workers_n: int) -> dict:
         read += tc - tb
         if stream.due():
             candidate = stream.try_snapshot(stream.snapshot())
-            attempts.append({"bits": stream.bits, "seconds": round(candidate.seconds, 2),
-                             "crt_seconds": round(candidate.crt_seconds, 2),
-                             "found": candidate.values is not None})
+            parts = {k: round(getattr(candidate, k, 0.0), 4)     # (a baseline may lack some)
+                     for k in ("seconds", "crt_seconds", "groups_seconds", "rr_seconds",
+                               "terms_seconds")}
+            attempts.append({"bits": stream.bits, **parts, "found": candidate.values is not None})
             stream.record(candidate)
-            print(f"attempt at {stream.bits:,} bits: {candidate.seconds:.1f} s (CRT "
-                  f"{candidate.crt_seconds:.1f} s)", file=sys.stderr, flush=True)
+            print(f"attempt at {stream.bits:,} bits: {parts['seconds']:.1f} s (CRT "
+                  f"{parts['crt_seconds']:.1f} s, its groups {parts['groups_seconds']:.1f} s; "
+                  f"the first seat's reconstruction {parts['rr_seconds']:.1f} s, lowest terms "
+                  f"{parts['terms_seconds']:.1f} s)", file=sys.stderr, flush=True)
             if stream.values is not None:
                 break
     total = time.perf_counter() - t0
-    nums, den = known_fractions(bits)
+    nums, den = known_fractions(bits, players)
     # v == n / den, cross-multiplied (building mpq(n, den) would take a gcd of each)
     if stream.values is None or any(v.numerator * den != n * v.denominator
                                     for v, n in zip(stream.values, nums)):
@@ -190,7 +194,11 @@ def replay(store_dir: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=0.01,
-                        help="fraction of the 5-player size (1 = 616 million bits)")
+                        help="fraction of the k-player size (1 = 616 million bits at 5 "
+                             "players, 9,978 million at 6)")
+    parser.add_argument("--players", type=int, choices=sorted(FULL_BITS), default=5,
+                        help="seats (columns) of the known fractions, and the size --scale "
+                             "is a fraction of")
     parser.add_argument("--store", help="the run store to write (reused if it holds this scale)")
     parser.add_argument("--workers", type=int, default=0,
                         help="Dask workers for the attempts' lower trees (0: in the driver)")
@@ -202,26 +210,28 @@ def main() -> None:
     if args.replay:
         main_replay(args)
         return
-    bits = int(FULL_BITS * args.scale)
+    bits = int(FULL_BITS[args.players] * args.scale)
     if args.phase == "workers":
-        print(json.dumps(workers(args.store, bits)))
+        print(json.dumps(workers(args.store, bits, args.players)))
         return
     if args.phase == "driver":
-        print(json.dumps(driver(args.store, bits, args.workers)))
+        print(json.dumps(driver(args.store, bits, args.workers, args.players)))
         return
     own = args.store is None
     store = args.store or str(Path(tempfile.mkdtemp()) / "synthetic")
     scale_file = Path(store, "scale.json")
     out = {"scale": args.scale, "bits": bits}
+    # (a baseline's script before six players knows no --players: five are its default)
+    seats = ["--players", str(args.players)] if args.players != 5 else []
     if not (scale_file.exists() and json.loads(scale_file.read_text()) == out):
         shutil.rmtree(store, ignore_errors=True)
         res = run([sys.executable, __file__, "--phase", "workers", "--store", store,
-                   "--scale", str(args.scale)], stderr=Path(store + ".workers.err"))
+                   "--scale", str(args.scale), *seats], stderr=Path(store + ".workers.err"))
         out["workers"] = {**json.loads(res["stdout"]), "wall": round(res["wall"], 1),
                           "peak_mb": round(res["peak_mb"])}
         scale_file.write_text(json.dumps({"scale": args.scale, "bits": bits}))
     command = [sys.executable, __file__, "--phase", "driver", "--store", store, "--scale",
-               str(args.scale), "--workers", str(args.workers)]
+               str(args.scale), "--workers", str(args.workers), *seats]
     contenders = [("driver", None)] + ([("baseline", args.baseline)] if args.baseline else [])
     for name, commit in contenders:
         err = Path(f"{store}.{name}.err")     # beside the store: its attempts, or its error
@@ -247,7 +257,10 @@ def main() -> None:
               f"peak {d['peak_mb']:,} MB; commits {d['commit_seconds']:.1f} s, reads and folds "
               f"{d['read_fold_seconds']:.1f} s, {len(d['attempts'])} attempts "
               f"{d['attempt_seconds']:.1f} s (the last: {last['seconds']} s at "
-              f"{last['bits']:,} bits, CRT {last['crt_seconds']} s)")
+              f"{last['bits']:,} bits: CRT {last['crt_seconds']} s, its groups "
+              f"{last.get('groups_seconds', '-')} s; the first seat's "
+              f"reconstruction {last.get('rr_seconds', '-')} s, lowest terms "
+              f"{last.get('terms_seconds', '-')} s)")
     print(json.dumps(out))
 
 

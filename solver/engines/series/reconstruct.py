@@ -434,6 +434,12 @@ class Candidate:
     via_multiple: bool = False
     #: ``log2`` of the modulus the attempt was made at (held-out primes included)
     bits: int = 0
+    #: of which the CRT's groups (below its top levels: what a cluster's workers take)
+    groups_seconds: float = 0.0
+    #: of which the first seat's rational reconstruction (after its column's CRT)
+    rr_seconds: float = 0.0
+    #: of which the confirmed seats' lowest terms
+    terms_seconds: float = 0.0
 
 
 @dataclass
@@ -459,7 +465,8 @@ class ReconstructionStream:
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
        :func:`~ladders.solver.engines.series.subproducts.crt_grouped` (groups of
        batches; their lower trees through ``mapper``) into ``x_j mod M``;
-    2. value 0 is rationally reconstructed (:func:`rational_reconstruct`) giving a
+    2. value 0 is rationally reconstructed (Wang's pair, :func:`_wang_pair`, without
+       the gcd check of :func:`rational_reconstruct`: see :meth:`_reconstruct`) giving a
        denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
        ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
        reconstruction (``D`` becomes the lcm);
@@ -664,7 +671,15 @@ class ReconstructionStream:
     def _attempt(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]], build: int, t0: float,
                  pool: Executor | None) -> Candidate:
         """:meth:`try_snapshot`'s work, its threads (if any) in ``pool``."""
-        columns, m = crt_columns(self._groups(chunks, build), self.mapper, pool)
+        spent: list[float] = []
+
+        def timed(groups: Sequence[Group], tops: Sequence[mpz]) -> list[list[mpz]]:
+            ta = time.perf_counter()
+            parts = self.mapper(groups, tops)
+            spent.append(time.perf_counter() - ta)
+            return parts
+
+        columns, m = crt_columns(self._groups(chunks, build), timed, pool)
         finished: list[float] = []
         for column in columns:
             column.add_done_callback(lambda _: finished.append(time.perf_counter()))
@@ -675,16 +690,16 @@ class ReconstructionStream:
             held[:0] = zip(p.tolist(), res.tolist())
         held = held[len(held) - self.holdout:]
         seats = self.count - self.multiple
-        found, rejected = self._over_multiple(columns, m), 0
+        found, rejected, rr_seconds = self._over_multiple(columns, m), 0, 0.0
         via = found is not None
         if not via:
-            found, rejected = self._reconstruct(columns[:seats], m, held, pool)
+            found, rejected, rr_seconds = self._reconstruct(columns[:seats], m, held, pool)
         for column in columns:          # the CRT's seconds: until its last column
             column.result()
         # (a column's callback runs just after its result is given: one not run yet
         # finished now)
         t1 = max(finished) if len(finished) == len(columns) else time.perf_counter()
-        values = None
+        values, terms_seconds = None, 0.0
         if found is not None:
             nums, den = found
             wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(seats))
@@ -693,10 +708,12 @@ class ReconstructionStream:
             if wrong or (self.must_sum_to_one and sum(nums) != den):
                 rejected = 1
             else:
+                t2 = time.perf_counter()
                 values = [coprime_mpq(n, d) for n, d in zip(*lowest_terms(nums, den, sample=0))]
+                terms_seconds = time.perf_counter() - t2
         bits = int(sum(float(np.log2(p.astype(np.float64)).sum()) for p, _, _ in chunks))
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
-                         via and values is not None, bits)
+                         via and values is not None, bits, sum(spent), rr_seconds, terms_seconds)
 
     def _over_multiple(self, columns: list[Future[mpz]], m: mpz) -> tuple[list[mpz], mpz] | None:
         """``(N_j, D)`` over the denominator multiple ``D`` (the last column), once its
@@ -712,32 +729,51 @@ class ReconstructionStream:
         return (nums, big) if all(nj <= big for nj in nums) else None
 
     def _reconstruct(self, columns: list[Future[mpz]], m: mpz, held: list[tuple[int, list[int]]],
-                     pool: Executor | None = None) -> tuple[tuple[list[mpz], mpz] | None, int]:
+                     pool: Executor | None = None
+                     ) -> tuple[tuple[list[mpz], mpz] | None, int, float]:
         """``(N_j, D)``: value 0 by rational reconstruction (while ``pool`` sums the other
         columns), checked at the held-out primes at once (a modulus too small gives a
         fraction there, wrong: the other values would each need a reconstruction of their
         own to show it); the others through its denominator, side by side in ``pool``.
-        Also the number of candidates refused (0 or 1)."""
-        first = rational_reconstruct(columns[0].result(), m)
-        if first is None:
-            return None, 0
-        if any((first.numerator - r[0] * first.denominator) % q for q, r in held):
-            return None, 1
-        den = mpz(first.denominator)
-        xs = [c.result() for c in columns]
+        Also the number of candidates refused (0 or 1) and the seconds of value 0's
+        reconstruction.
+
+        Value 0 is Wang's pair ``(a, b)`` itself (:func:`_wang_pair`), without the check
+        ``gcd(a, b) = 1`` and the ``mpq`` of :func:`rational_reconstruct`: two gcds of
+        the full size (about a minute each at 300 million bits). Neither is what makes a
+        candidate right: the held-out primes and the sum are, and they hold for any
+        integers ``N_j, D``. A candidate that passes them is then reduced, every seat at
+        once (:func:`~ladders.solver.exact.lowest_terms`), so a pair with a common
+        factor gives the same fractions. A right candidate has none anyway: if ``a/b``
+        is the value and ``a'/b'`` its lowest terms, ``(a', b')`` lies within Wang's
+        bounds too, and the pair at his stop is unique up to a factor ``alpha`` with
+        ``(a', b') = alpha (a, b)`` (von zur Gathen and Gerhard, *Modern Computer
+        Algebra*, Theorem 5.26), so ``alpha = +-1``.
+        """
+        x0 = columns[0].result()
+        t0 = time.perf_counter()
+        pair = _wang_pair(x0, m)
+        seconds = time.perf_counter() - t0
+        if pair is None:
+            return None, 0, seconds
+        a, den = pair
+        # a value lies in [0, 1]
+        if not 0 <= a <= den or any((a - r[0] * den) % q for q, r in held):
+            return None, 1, seconds
+        xs = [c.result() for c in columns[1:]]
         first_den = den
         over = each_in(pool, lambda x: (x * den) % m, xs)
-        nums: list[mpz] = []
+        nums: list[mpz] = [a]
         for x, nj in zip(xs, over):
             if den != first_den:        # a seat before grew the denominator
                 nj = (x * den) % m
             if nj > den:
                 val = rational_reconstruct(x, m)
                 if val is None:
-                    return None, 0
+                    return None, 0, seconds
                 new_den = den * val.denominator // gcd(den, val.denominator)
                 nums = [v * (new_den // den) for v in nums]
                 den = new_den
                 nj = val.numerator * (den // val.denominator)
             nums.append(nj)
-        return (nums, den), 0
+        return (nums, den), 0, seconds

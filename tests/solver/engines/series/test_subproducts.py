@@ -81,15 +81,21 @@ def test_seat_zero_is_checked_at_the_held_out_primes_first() -> None:
     assert (candidate.values, candidate.rejected) == (None, 1)
 
 
-@pytest.mark.parametrize("workers", [0, pytest.param(2, marks=pytest.mark.slow)])
-def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int) -> None:
+@pytest.mark.parametrize("workers, players, scale", [
+    (0, 5, "0.0005"), (0, 6, "0.00003"), pytest.param(2, 5, "0.0005", marks=pytest.mark.slow)])
+def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int, players: int,
+                                           scale: str) -> None:
     # the script reduces known fractions, feeds them through the store and the stream
     # and exits non-zero unless the driver's fractions equal them
     script = Path(__file__).resolve().parents[4] / "scripts" / "bench_driver.py"
-    out = subprocess.run([sys.executable, str(script), "--scale", "0.0005", "--store",
-                          str(tmp_path / "s"), "--workers", str(workers)],
+    out = subprocess.run([sys.executable, str(script), "--scale", scale, "--store",
+                          str(tmp_path / "s"), "--workers", str(workers),
+                          "--players", str(players)],
                          capture_output=True, text=True, timeout=600, check=True)
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     driver = doc["driver"]
     assert driver["attempts"][-1]["found"] and not any(a["found"] for a in driver["attempts"][:-1])
-    assert driver["primes"] * 61 >= doc["bits"]
+    assert driver["primes"] * 61 >= doc["bits"] > 0
+    last = driver["attempts"][-1]
+    # (parts that may overlap in threads: each within the attempt)
+    assert all(0 < last[k] <= last["seconds"] for k in ("crt_seconds", "rr_seconds", "terms_seconds"))
