@@ -103,6 +103,33 @@ def workers(store_dir: str, bits: int, players: int) -> dict:
             "remainder_seconds": t2 - t1, "write_seconds": time.perf_counter() - t2}
 
 
+class ResidentPeak:
+    """The largest resident size of this process (MB) since :meth:`reset`, sampled every
+    0.2 s from ``/proc/self/statm`` by a daemon thread (0 where there is none): an
+    attempt's own peak against what the stream held before it."""
+
+    def __init__(self) -> None:
+        import threading
+        self.peak = 0.0
+        self._page = os.sysconf("SC_PAGE_SIZE") / 1e6
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def now(self) -> float:
+        try:
+            return int(Path("/proc/self/statm").read_text().split()[1]) * self._page
+        except OSError:
+            return 0.0
+
+    def reset(self) -> float:
+        self.peak = self.now()
+        return self.peak
+
+    def _sample(self) -> None:
+        while True:
+            self.peak = max(self.peak, self.now())
+            time.sleep(0.2)
+
+
 def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
     """Phase 2: commit, read and fold each batch; attempt as due; check the answer."""
     from ladders.checkpoints.batches import BatchState
@@ -123,6 +150,7 @@ def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
         stream.mapper = group_mapper(client, store)
     commit = read = 0.0
     attempts = []
+    resident = ResidentPeak()
     t0 = time.perf_counter()
     for k, ref_json in enumerate(receipts):
         ta = time.perf_counter()
@@ -137,16 +165,19 @@ def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
         commit += tb - ta
         read += tc - tb
         if stream.due():
+            before = resident.reset()
             candidate = stream.try_snapshot(stream.snapshot())
             parts = {k: round(getattr(candidate, k, 0.0), 4)     # (a baseline may lack some)
                      for k in ("seconds", "crt_seconds", "groups_seconds", "rr_seconds",
                                "terms_seconds")}
-            attempts.append({"bits": stream.bits, **parts, "found": candidate.values is not None})
+            attempts.append({"bits": stream.bits, **parts, "found": candidate.values is not None,
+                             "mb_before": round(before), "mb_peak": round(resident.peak)})
             stream.record(candidate)
             print(f"attempt at {stream.bits:,} bits: {parts['seconds']:.1f} s (CRT "
                   f"{parts['crt_seconds']:.1f} s, its groups {parts['groups_seconds']:.1f} s; "
                   f"the first seat's reconstruction {parts['rr_seconds']:.1f} s, lowest terms "
-                  f"{parts['terms_seconds']:.1f} s)", file=sys.stderr, flush=True)
+                  f"{parts['terms_seconds']:.1f} s; {before:,.0f} MB before, {resident.peak:,.0f} "
+                  "MB at most)", file=sys.stderr, flush=True)
             if stream.values is not None:
                 break
     total = time.perf_counter() - t0
@@ -260,7 +291,8 @@ def main() -> None:
               f"{last['bits']:,} bits: CRT {last['crt_seconds']} s, its groups "
               f"{last.get('groups_seconds', '-')} s; the first seat's "
               f"reconstruction {last.get('rr_seconds', '-')} s, lowest terms "
-              f"{last.get('terms_seconds', '-')} s)")
+              f"{last.get('terms_seconds', '-')} s; {last.get('mb_before', '-')} MB before it, "
+              f"{last.get('mb_peak', '-')} MB at most)")
     print(json.dumps(out))
 
 

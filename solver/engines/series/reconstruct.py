@@ -364,19 +364,30 @@ def _mmul(M, N):
 def rational_reconstruct_bounded(x: int, m: int, num_bound: int, den_bound: int) -> mpq | None:
     """The fraction ``a/b = x mod m`` with ``|a| <= num_bound``, ``0 < b <= den_bound``.
 
-    Unique when ``2 num_bound den_bound < m``; classical Euclid stopping at the first
-    remainder ``<= num_bound`` (cheap when ``num_bound`` is close to m).
+    Unique when ``2 num_bound den_bound < m``; classical Euclid (:func:`_bounded_pair`),
+    cheap when ``num_bound`` is close to m or ``den_bound`` is small.
     """
-    m = mpz(m)
-    x = mpz(x) % m
+    return _as_fraction(_bounded_pair(mpz(x), mpz(m), mpz(num_bound), mpz(den_bound)))
+
+
+def _bounded_pair(x: mpz, m: mpz, num_bound: mpz, den_bound: mpz) -> tuple[mpz, mpz] | None:
+    """The pair ``(a, b)``, ``b > 0``, at the first remainder ``<= num_bound`` of the
+    Euclidean sequence of ``(m, x)``, where its cofactor ``|b| <= den_bound``; else None.
+    The cofactors only grow along the sequence, so it stops as soon as one passes
+    ``den_bound``: about ``log2 den_bound`` steps at most, each a division of numbers of
+    the full size (an x that is ``a / b`` with a small b has one huge quotient, where
+    the remainder falls to a's size)."""
+    x %= m
     r0, t0, r1, t1 = m, mpz(0), x, mpz(1)
     while r1 > num_bound:
+        if abs(t1) > den_bound:
+            return None
         q = r0 // r1
         r0, r1 = r1, r0 - q * r1
         t0, t1 = t1, t0 - q * t1
-    if t1 == 0 or abs(t1) > den_bound or gcd(r1, t1) != 1:
+    if t1 == 0 or abs(t1) > den_bound:
         return None
-    return mpq(r1, t1) if t1 > 0 else mpq(-r1, -t1)
+    return (r1, t1) if t1 > 0 else (-r1, -t1)
 
 
 def rational_reconstruct(x: int, m: int) -> mpq | None:
@@ -644,8 +655,7 @@ class ReconstructionStream:
             size += rows
             taken += rows
             if size >= target or taken == build:
-                groups.append(Group(np.concatenate([p for p, _, _ in parts]),
-                                    np.concatenate([r for _, r, _ in parts]),
+                groups.append(Group(tuple((p, r) for p, r, _ in parts),
                                     tuple(s for _, _, s in parts)))
                 parts, size = [], 0
         return groups
@@ -768,12 +778,35 @@ class ReconstructionStream:
             if den != first_den:        # a seat before grew the denominator
                 nj = (x * den) % m
             if nj > den:
-                val = rational_reconstruct(x, m)
-                if val is None:
+                grown = self._grow(x, nj, den, m)
+                if grown is None:
                     return None, 0, seconds
-                new_den = den * val.denominator // gcd(den, val.denominator)
-                nums = [v * (new_den // den) for v in nums]
-                den = new_den
-                nj = val.numerator * (den // val.denominator)
+                nj, factor = grown
+                nums = [v * factor for v in nums]
+                den *= factor
             nums.append(nj)
         return (nums, den), 0, seconds
+
+    @staticmethod
+    def _grow(x: mpz, nj: mpz, den: mpz, m: mpz) -> tuple[mpz, mpz] | None:
+        """A seat ``x`` whose denominator does not divide ``den`` (``nj = x den mod m``
+        is no numerator over it): ``(N, h)`` with ``x = N / (h den)`` over the common
+        denominator grown h times, or None.
+
+        The seats of a race share their denominators but for small factors (the
+        5-player benchmark's first seat has ``gcd(n_1, D) = 2``), so first ``nj = N / h``
+        with ``h < 2^32`` by a few Euclidean steps (:func:`_bounded_pair`: unique since
+        ``2 (h den) h < m``); else the seat's own reconstruction and the lcm, which at 5
+        players' full size costs as much as the first seat's (a half-gcd, about 200 s
+        here, and its two gcds)."""
+        spare = (m.bit_length() - den.bit_length() - 2) // 2
+        if spare >= 1:
+            h_bound = mpz(1) << min(32, spare)
+            pair = _bounded_pair(nj, m, den * h_bound, h_bound)
+            if pair is not None and 0 <= pair[0] <= den * pair[1]:
+                return pair
+        val = rational_reconstruct(x, m)
+        if val is None:
+            return None
+        factor = val.denominator // gcd(den, val.denominator)
+        return val.numerator * (den * factor // val.denominator), factor

@@ -37,12 +37,38 @@ from ladders.solver.exact import invert, mpz
 
 @dataclass(frozen=True)
 class Group:
-    """Primes ``(n,)`` and residues ``(n, c)`` (uint64), one row per prime, and where
-    they can be read again (``source``: the caller's, opaque here)."""
+    """Primes ``(n,)`` and residues ``(n, c)`` (uint64), one row per prime, held as the
+    runs of rows they came in (``parts``: an attempt's groups are views of the stream's
+    batches, joined only where a group is computed, so an attempt holds no second copy
+    of every residue: 9 GB at six players), and where they can be read again
+    (``source``: the caller's, opaque here)."""
 
-    primes: np.ndarray
-    residues: np.ndarray
+    parts: tuple[tuple[np.ndarray, np.ndarray], ...]
     source: tuple[Any, ...] = ()
+
+    @classmethod
+    def of(cls, primes: np.ndarray, residues: np.ndarray, source: tuple[Any, ...] = ()) -> Group:
+        """A group of one run of rows."""
+        return cls(((primes, residues),), source)
+
+    @property
+    def primes(self) -> np.ndarray:
+        """The primes, joined (a new array unless there is one run)."""
+        return _joined([p for p, _ in self.parts])
+
+    @property
+    def residues(self) -> np.ndarray:
+        """The residues, joined (a new array unless there is one run)."""
+        return _joined([r for _, r in self.parts])
+
+    @property
+    def columns(self) -> int:
+        """Residues a prime."""
+        return self.parts[0][1].shape[1]
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 #: ``mapper(groups, tops)``: :func:`group_terms` of each group with its ``top``, in
@@ -141,12 +167,15 @@ def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
     tree = product_tree(each_in(pool, group_product, [g.primes for g in groups]))
     modulus = tree[-1][0]
     tops = remainders_down(modulus, tree, pool)
-    parts = mapper(groups, tops)
+    parts = [list(p) for p in mapper(groups, tops)]
 
     def column(j: int) -> mpz:
-        return combine_up([p[j] for p in parts], tree) % modulus
+        terms = [p[j] for p in parts]
+        for p in parts:             # the column's terms let go as it is summed
+            p[j] = None
+        return combine_up(terms, tree) % modulus
 
-    cols = range(groups[0].residues.shape[1])
+    cols = range(groups[0].columns)
     if pool is not None:
         return [pool.submit(column, j) for j in cols], modulus
     done: list[Future[mpz]] = []

@@ -9,6 +9,7 @@ import itertools
 import math
 import random
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -283,6 +284,38 @@ def test_a_seat_beyond_the_first_seats_denominator_grows_it_for_the_seats_after(
         if stream.add(primes, _residues_of(values, primes)):
             break
     assert stream.values == values
+
+
+@pytest.mark.parametrize("extra", [3, 2 ** 31 - 1, 2 ** 61 - 1])
+def test_a_seat_whose_denominator_has_a_factor_more_grows_the_common_one(extra: int) -> None:
+    """Seat 0's fraction reduces (its denominator is D / extra): seat 1 is over D, a
+    small factor more (found by a few Euclidean steps), or a large one (2^61 - 1: past
+    2^32, its own reconstruction); either way the seats come out whole."""
+    d = mpz(7) ** 200 * extra
+    values = [mpq(mpz(5) ** 150 * extra, d), mpq(mpz(2) ** 200 + 1, d)]
+    values.append(1 - values[0] - values[1])
+    assert values[0].denominator * extra == values[1].denominator == d and values[2] > 0
+    stream = series.ReconstructionStream(3, holdout=2, must_sum_to_one=True)
+    it = series.random_primes(8)
+    for _ in range(200):
+        primes = [next(it) for _ in range(4)]
+        if stream.add(primes, _residues_of(values, primes)):
+            break
+    assert stream.values == values
+
+
+def test_bounded_pair_stops_once_the_cofactor_passes_its_bound() -> None:
+    from ladders.solver.engines.series.reconstruct import _bounded_pair
+    rng = random.Random(14)
+    m = mpz(next_prime(mpz(rng.getrandbits(4000))))
+    for h in (1, 2, 12, 2 ** 20 + 7):
+        n = mpz(rng.getrandbits(1900))
+        x = n * invert(mpz(h), m) % m
+        assert _bounded_pair(x, m, mpz(2) ** 1950, mpz(2) ** 32) == (n // gcd(n, h) if h > 1 else n,
+                                                                     mpz(h) // gcd(n, h))
+    x = mpz(rng.getrandbits(3990))            # no small cofactor: refused after ~50 steps
+    assert _bounded_pair(x, m, mpz(2) ** 1950, mpz(2) ** 32) is None
+    assert series.rational_reconstruct_bounded(x, m, mpz(2) ** 1950, mpz(2) ** 32) is None
 
 
 def test_corrupted_residue_never_gives_a_wrong_answer():

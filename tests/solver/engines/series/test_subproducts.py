@@ -33,7 +33,7 @@ def test_grouped_crt_is_the_pairwise_crt(n: int, cols: int, data: st.DataObject)
     residues = np.array([[rng.randrange(q) for _ in range(cols)] for q in primes], dtype=np.uint64)
     cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=6))) - {n})
     bounds = [0, *cuts, n]
-    groups = [Group(np.array(primes[a:b], dtype=np.uint64), residues[a:b])
+    groups = [Group.of(np.array(primes[a:b], dtype=np.uint64), residues[a:b])
               for a, b in zip(bounds, bounds[1:])]
     xs, m = crt_grouped(groups)
     ys, m2 = crt_tree(residues, primes)
@@ -49,7 +49,7 @@ def test_columns_in_threads_are_the_same_crt() -> None:
     from ladders.solver.exact import release_gil
     rng = random.Random(5)
     residues = np.array([[rng.randrange(q) for _ in range(5)] for q in PRIMES], dtype=np.uint64)
-    groups = [Group(np.array(PRIMES[a:a + 37], dtype=np.uint64), residues[a:a + 37])
+    groups = [Group.of(np.array(PRIMES[a:a + 37], dtype=np.uint64), residues[a:a + 37])
               for a in range(0, len(PRIMES), 37)]
     with ThreadPoolExecutor(3, initializer=release_gil) as pool:
         columns, m = crt_columns(groups, pool=pool)
