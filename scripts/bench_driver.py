@@ -217,8 +217,10 @@ def replay(store_dir: str) -> dict:
     candidate = stream.try_snapshot(stream.snapshot())
     if candidate.values is None:
         raise SystemExit("the replayed attempt found no fractions")
+    parts = {k: getattr(candidate, k) for k in ("groups_seconds", "rr_seconds", "terms_seconds")
+             if hasattr(candidate, k)}     # (a baseline may lack them)
     return {"batches": len(batches), "primes": stream.prime_count, "bits": candidate.bits,
-            "seconds": candidate.seconds, "crt_seconds": candidate.crt_seconds,
+            "seconds": candidate.seconds, "crt_seconds": candidate.crt_seconds, **parts,
             "digests": [hashlib.sha256(str(v).encode()).hexdigest()[:16] for v in candidate.values]}
 
 
@@ -312,8 +314,10 @@ def main_replay(args: argparse.Namespace) -> None:
     for name in ("this", "baseline"):
         if name in out:
             r = out[name]
+            more = "".join(f", {k.removesuffix('_seconds')} {r[k]:.1f} s"
+                           for k in ("groups_seconds", "rr_seconds", "terms_seconds") if k in r)
             print(f"{name}: {r['batches']} batches, {r['bits']:,} bits: the attempt "
-                  f"{r['seconds']:.1f} s (CRT {r['crt_seconds']:.1f} s)")
+                  f"{r['seconds']:.1f} s (CRT {r['crt_seconds']:.1f} s{more})")
     print(json.dumps(out))
 
 

@@ -200,9 +200,12 @@ def series_primes(data: Any, players: int) -> int:
 
 #: Bytes the series driver holds per bit of a seat's fraction (numerator and
 #: denominator together) in its attempt at full size, and what any driver holds besides:
-#: 2.9 GB for the 616 million bits of 5 players on hasbro (``scripts/bench_driver.py`` at
-#: full size, 2026-11-25), 0.6 GB in the largest process of the 4-player run (31 million).
-SERIES_DRIVER_BYTES_PER_BIT = 4.7
+#: 3.97 GB at its peak for 625 million bits of six seats (``scripts/bench_driver.py
+#: --players 6 --scale 0.0625``, 2026-11-27: 0.82 GB before the last attempt, most of it
+#: the residues, 48-56 bytes a prime; 2.9 GB for five seats' 616 million bits on
+#: 2026-11-25, before the driver's threads), 0.6 GB in the largest process of the
+#: 4-player run (31 million).
+SERIES_DRIVER_BYTES_PER_BIT = 5.6
 SERIES_DRIVER_BASE_BYTES = 0.5e9
 
 
@@ -225,8 +228,8 @@ def series_worker_bytes(data: Any, players: int) -> float:
 
 def series_driver_bytes(data: Any, players: int) -> float:
     """The series driver's peak memory, by the size of the fractions it reconstructs:
-    6 players on hasbro, fractions of 10 billion bits, about 47 GB (the reconstruction
-    would have to be distributed, see docs/frontier.md)."""
+    6 players on hasbro, fractions of 10 billion bits, about 56 GB (a large node's, see
+    docs/frontier.md)."""
     from ladders.solver.engines.series import expected_digits
     bits = 2 * expected_digits(data, players) * math.log2(10)
     return SERIES_DRIVER_BASE_BYTES + SERIES_DRIVER_BYTES_PER_BIT * bits
@@ -246,23 +249,42 @@ SERIES_CONTENTION = 0.08
 MACHINE_WORKERS = 16
 #: The reconstruction that succeeds, after the last batch the run needs (the CRT of
 #: every residue, the half-gcd of one seat, the others through its denominator, the
-#: lowest terms), measured in the driver alone: 41 s at 30.9 million bits (4 players on
-#: hasbro, replayed from the run's store, 2026-11-26) and 2,033 s at 616 million (5
-#: players, known fractions, ``scripts/bench_driver.py``): ``SERIES_TAIL_SECONDS x (bits
-#: / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes through both. Three players, over
-#: the denominator multiple, take no rational reconstruction: 0.23 s at 614,000 bits
-#: (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
-SERIES_TAIL_SECONDS = 41.0
-SERIES_TAIL_BITS = 30.9e6
-SERIES_TAIL_POWER = 1.30
+#: lowest terms), measured in the driver alone with 2 threads on a 2-core Intel Xeon
+#: (``scripts/bench_driver.py``, 2026-11-27): 19.5 s at 31.6 million bits (4 players on
+#: hasbro, the last attempt replayed from the run's store) and 718.4 s at 625 million
+#: (six seats of known fractions, 1/16 of six players' size, ``--players 6 --scale
+#: 0.0625``):
+#: ``SERIES_TAIL_SECONDS x (bits / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes
+#: through both. Three players, over the denominator multiple, take no rational
+#: reconstruction: 0.23 s at 614,000 bits (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
+SERIES_TAIL_SECONDS = 19.5
+SERIES_TAIL_BITS = 31.6e6
+SERIES_TAIL_POWER = 1.21
 SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
+#: Of that reconstruction, the share of the CRT's groups (the tree below its top
+#: levels, in about 64 groups): tasks on the workers in a cluster run (26 % of the 4-
+#: player attempt above, 32 % of the six seats'; 20 % and 30 % of five seats' attempts
+#: at 617 million bits before and after c95163a).
+SERIES_TAIL_GROUPS = 0.30
 
 
-def tail_seconds(bits: float, multiple: bool) -> float:
-    """The series driver's reconstruction at ``bits`` (:data:`SERIES_TAIL_SECONDS`)."""
+def tail_seconds(bits: float, multiple: bool, workers: int = 1) -> float:
+    """The series driver's reconstruction at ``bits`` (:data:`SERIES_TAIL_SECONDS`),
+    its CRT's groups (:data:`SERIES_TAIL_GROUPS`) shared by ``workers`` (1: all in
+    the driver)."""
+    return sum(tail_parts(bits, multiple, workers))
+
+
+def tail_parts(bits: float, multiple: bool, workers: int = 1) -> tuple[float, float]:
+    """``(driver, groups)``: the seconds of :func:`tail_seconds` that stay in the driver,
+    and those of the CRT's groups on ``workers`` (what more workers shorten)."""
     if multiple:
-        return bits * SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT
-    return SERIES_TAIL_SECONDS * (bits / SERIES_TAIL_BITS) ** SERIES_TAIL_POWER
+        return bits * SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT, 0.0
+    whole = SERIES_TAIL_SECONDS * (bits / SERIES_TAIL_BITS) ** SERIES_TAIL_POWER
+    if workers <= 1:
+        return whole, 0.0
+    groups = whole * SERIES_TAIL_GROUPS
+    return whole - groups, groups / workers
 
 
 def contention(per_machine: int) -> float:
@@ -278,7 +300,8 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`);
     on ``workers`` workers, ``per_machine`` of them on each machine (default: up to
     :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``tail_seconds``
-    (the reconstruction after the last batch, :func:`tail_seconds`),
+    (the reconstruction after the last batch, :func:`tail_seconds`, its groups on the
+    workers) and ``serial_seconds`` (of which the driver's own, :func:`tail_parts`),
     ``seconds`` (the wall time: ``primes seconds_per_prime contention / workers +
     tail``), ``core_hours`` (what the workers are held for) and ``busy_core_hours``
     (what they compute, before the tail). What a solve states
@@ -290,12 +313,15 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     split = choose_split(data, players)
     per = split_cost(split) * SERIES_UNIT_SECONDS if primes else 0.0
     factor = contention(min(workers, per_machine or MACHINE_WORKERS))
-    tail = tail_seconds(needed_bits(data, players), split.multiple) if primes else 0.0
+    serial, shared = tail_parts(needed_bits(data, players), split.multiple, workers) \
+        if primes else (0.0, 0.0)
     busy = primes * per * factor / workers
+    tail = serial + shared
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,
-            "contention": factor, "tail_seconds": tail, "seconds": busy + tail,
-            "core_hours": (busy + tail) * workers / 3600, "busy_core_hours": busy * workers / 3600}
+            "contention": factor, "tail_seconds": tail, "serial_seconds": serial,
+            "seconds": busy + tail, "core_hours": (busy + tail) * workers / 3600,
+            "busy_core_hours": busy * workers / 3600}
 
 
 def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
@@ -319,6 +345,7 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
             "core_seconds": round(fc["core_seconds"], 1),
             "contention": round(fc["contention"], 3),
             "tail_seconds": round(fc["tail_seconds"], 1),
+            "serial_seconds": round(fc["serial_seconds"], 1),
             "seconds": round(fc["seconds"], 1),
             "core_hours": round(fc["core_hours"], 2),
             "busy_core_hours": round(fc["busy_core_hours"], 2),

@@ -479,8 +479,9 @@ class ReconstructionStream:
     2. value 0 is rationally reconstructed (Wang's pair, :func:`_wang_pair`, without
        the gcd check of :func:`rational_reconstruct`: see :meth:`_reconstruct`) giving a
        denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
-       ``0 <= N_j <= D`` (a probability with a denominator dividing D), else its own
-       reconstruction (``D`` becomes the lcm);
+       ``0 <= N_j <= D`` (a probability with a denominator dividing D), else ``D``
+       grown by a small factor (:meth:`_grow`), else its own reconstruction (``D``
+       becomes the lcm);
     3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
        and, for seats of a race, sum to exactly 1.
 
@@ -750,7 +751,7 @@ class ReconstructionStream:
 
         Value 0 is Wang's pair ``(a, b)`` itself (:func:`_wang_pair`), without the check
         ``gcd(a, b) = 1`` and the ``mpq`` of :func:`rational_reconstruct`: two gcds of
-        the full size (about a minute each at 300 million bits). Neither is what makes a
+        the full size (about 80 s each at 300 million bits here). Neither is what makes a
         candidate right: the held-out primes and the sum are, and they hold for any
         integers ``N_j, D``. A candidate that passes them is then reduced, every seat at
         once (:func:`~ladders.solver.exact.lowest_terms`), so a pair with a common
@@ -793,8 +794,8 @@ class ReconstructionStream:
         is no numerator over it): ``(N, h)`` with ``x = N / (h den)`` over the common
         denominator grown h times, or None.
 
-        The seats of a race share their denominators but for small factors (the
-        5-player benchmark's first seat has ``gcd(n_1, D) = 2``), so first ``nj = N / h``
+        Where seats' denominators differ, a small factor is the likely difference (the
+        5-player benchmark's first seat reduces by ``gcd(n_1, D) = 2``), so first ``nj = N / h``
         with ``h < 2^32`` by a few Euclidean steps (:func:`_bounded_pair`: unique since
         ``2 (h den) h < m``); else the seat's own reconstruction and the lcm, which at 5
         players' full size costs as much as the first seat's (a half-gcd, about 200 s
