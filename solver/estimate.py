@@ -263,8 +263,8 @@ SERIES_TAIL_POWER = 1.21
 SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
 #: Of that reconstruction, the share of the CRT's groups (the tree below its top
 #: levels, in about 64 groups): tasks on the workers in a cluster run (26 % of the 4-
-#: player attempt above, 32 % of the six seats'; 20 % and 30 % of five seats' attempts
-#: at 617 million bits before and after c95163a).
+#: player attempt above, 32 % of the six seats'; 20 % of five seats' attempt at 617
+#: million bits at 9e0fefe, whose second seat took a half-gcd of its own).
 SERIES_TAIL_GROUPS = 0.30
 
 
