@@ -277,13 +277,19 @@ def test_a_seat_beyond_the_first_seats_denominator_grows_it_for_the_seats_after(
     the engine, its seats refused by the sum forever, when the later seats kept the
     first denominator)."""
     values = [mpq(1, 4) + mpq(1, 5 ** 30), mpq(1, 12), mpq(5, 12) - mpq(1, 5 ** 30), mpq(1, 4)]
-    stream = series.ReconstructionStream(4, holdout=2, must_sum_to_one=True)
-    it = series.random_primes(4)
-    for _ in range(20):
+    assert _race_stream(values, seed=4, batches=20).values == values
+
+
+def _race_stream(values: list, seed: int, batches: int) -> series.ReconstructionStream:
+    """A race's stream (the seats sum to 1) fed the values' residues, 4 primes a batch,
+    until it is done or ``batches`` were fed."""
+    stream = series.ReconstructionStream(len(values), holdout=2, must_sum_to_one=True)
+    it = series.random_primes(seed)
+    for _ in range(batches):
         primes = [next(it) for _ in range(4)]
         if stream.add(primes, _residues_of(values, primes)):
             break
-    assert stream.values == values
+    return stream
 
 
 @pytest.mark.parametrize("extra", [3, 2 ** 31 - 1, 2 ** 61 - 1])
@@ -295,13 +301,7 @@ def test_a_seat_whose_denominator_has_a_factor_more_grows_the_common_one(extra: 
     values = [mpq(mpz(5) ** 150 * extra, d), mpq(mpz(2) ** 200 + 1, d)]
     values.append(1 - values[0] - values[1])
     assert values[0].denominator * extra == values[1].denominator == d and values[2] > 0
-    stream = series.ReconstructionStream(3, holdout=2, must_sum_to_one=True)
-    it = series.random_primes(8)
-    for _ in range(200):
-        primes = [next(it) for _ in range(4)]
-        if stream.add(primes, _residues_of(values, primes)):
-            break
-    assert stream.values == values
+    assert _race_stream(values, seed=8, batches=200).values == values
 
 
 def test_bounded_pair_stops_once_the_cofactor_passes_its_bound() -> None:
