@@ -249,7 +249,7 @@ def group_mapper(client: Any, store: RunStore) -> Callable[..., list[list[Any]]]
     def mapper(groups: Any, tops: Any) -> list[list[Any]]:
         token = store.run["token"]
         futures = [client.submit(series_group_terms, store.worker_url, token, g.source, top,
-                                 key=f"ladders-crt-{token}-{uuid.uuid4().hex}",
+                                 g.keep, key=f"ladders-crt-{token}-{uuid.uuid4().hex}",
                                  priority=1 << 30, pure=False)
                    for g, top in zip(groups, tops)]
         return client.gather(futures)

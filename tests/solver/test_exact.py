@@ -3,7 +3,10 @@ own canonical ``mpq``, on inputs built to exercise its shortcuts and its fallbac
 
 from __future__ import annotations
 
+import contextlib
 import random
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +20,7 @@ def rough_prime(rng: random.Random, bits: int) -> mpz:
     return next_prime(mpz(rng.getrandbits(bits)) | (mpz(1) << (bits - 1)))
 
 
-def check(nums: list[mpz], den: mpz, **options: int) -> None:
+def check(nums: list[mpz], den: mpz, **options: Any) -> None:
     p, q = lowest_terms(nums, den, **options)
     assert [mpq(a, b) for a, b in zip(p, q)] == [mpq(v, den) for v in nums]
     assert all(mpq(a, b).numerator == a and mpq(a, b).denominator == b for a, b in zip(p, q))
@@ -25,11 +28,13 @@ def check(nums: list[mpz], den: mpz, **options: int) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2 ** 32), sample=st.sampled_from([0, 1, 3, 256]),
-       rough=st.integers(0, 3), size=st.integers(1, 60))
-def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int) -> None:
+       rough=st.integers(0, 3), size=st.integers(1, 60), threads=st.booleans())
+def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int,
+                                 threads: bool) -> None:
     """A denominator of small primes times up to three big ones; numerators that share
     any mix of them, zeros, negatives and the denominator itself. A sample of 0 or 1
-    misses most shared divisors, so the classes' proofs fail and the fallback runs."""
+    misses most shared divisors, so the classes' proofs fail and the fallback runs.
+    With threads, a class's product is taken pairwise in a pool."""
     rng = random.Random(seed)
     small = mpz(2) ** rng.randrange(0, 40) * mpz(3) ** rng.randrange(0, 20) * rng.choice([1, 7, 65521])
     big = [rough_prime(rng, rng.choice([70, 300, 900])) for _ in range(rough)]
@@ -51,7 +56,8 @@ def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int) 
             if rng.random() < 0.3:
                 v *= rng.choice([2, 3, 6, 7])
         nums.append(-v if rng.random() < 0.1 else v)
-    check(nums, den, sample=sample, seed=seed)
+    with ThreadPoolExecutor(2) if threads else contextlib.nullcontext() as pool:
+        check(nums, den, sample=sample, seed=seed, pool=pool)
 
 
 def test_lowest_terms_of_small_and_trivial_denominators() -> None:

@@ -9,7 +9,7 @@ import math
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +217,8 @@ def _bits(v: mpz) -> int:
     return int(v.bit_length())
 
 
-def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
+def _hgcd(a: mpz, b: mpz, helper: Helpers | None = None
+          ) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
     """Half-gcd reduction (Moller 2008, the subtraction-based 'hgcd' of his Fig. 5).
 
     For ``a, b > 0`` of at most n bits and ``s = n//2 + 1``: returns ``M = (m00, m01,
@@ -226,6 +227,11 @@ def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
     on the Euclidean remainder sequence of (a, b) (possibly between two remainders), so
     classical steps can continue from it. Two recursive calls on the top halves make it
     O(M(n) log n).
+
+    With ``helper`` (threads whose gmpy2 lets go of the interpreter lock), the
+    independent products of a level of :data:`HELPER_BITS` or more (the matrix's four
+    entries, the pair's two halves) are shared between this thread and the helper's:
+    the recursion itself stays in order.
     """
     n = max(_bits(a), _bits(b))
     s = n // 2 + 1
@@ -236,11 +242,13 @@ def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
     if n <= _HGCD_CUTOFF:
         return _hgcd_steps(a, b, s, M)
     q3 = 3 * n // 4
+    if n < HELPER_BITS:
+        helper = None
     if min(_bits(a), _bits(b)) > q3 + 2:
         p1 = s - 1
-        M1, a1, b1 = _hgcd(a >> p1, b >> p1)
-        a, b = _apply_top(M1, a1, b1, a, b, p1)
-        M = _mmul(M, M1)
+        M1, a1, b1 = _hgcd(a >> p1, b >> p1, helper)
+        a, b = _apply_top(M1, a1, b1, a, b, p1, helper)
+        M = M1
     while max(_bits(a), _bits(b)) > q3 + 1 and _bits(abs(a - b)) > s:
         M, a, b = _sdiv_step(M, a, b, s)
     if min(_bits(a), _bits(b)) > s + 2 and _bits(abs(a - b)) > s:
@@ -248,15 +256,38 @@ def _hgcd(a: mpz, b: mpz) -> tuple[tuple[mpz, mpz, mpz, mpz], mpz, mpz]:
         p2 = 2 * s - n2 + 1
         if p2 < 0:
             p2 = 0
-        M2, a2, b2 = _hgcd(a >> p2, b >> p2)
-        a, b = _apply_top(M2, a2, b2, a, b, p2)
-        M = _mmul(M, M2)
+        M2, a2, b2 = _hgcd(a >> p2, b >> p2, helper)
+        a, b = _apply_top(M2, a2, b2, a, b, p2, helper)
+        M = _mmul(M, M2, helper)
     while _bits(abs(a - b)) > s:
         M, a, b = _sdiv_step(M, a, b, s)
     return M, a, b
 
 
 _HGCD_CUTOFF = 2048
+
+#: Inputs of :func:`_hgcd` from this many bits on share their products with its helper
+#: threads (a product then takes milliseconds, a thread's hand-over microseconds).
+HELPER_BITS = 1 << 21
+
+
+@dataclass(frozen=True)
+class Helpers:
+    """Threads that share a half-gcd's independent products with the thread running it
+    (their gmpy2 lets go of the interpreter lock: ``exact.release_gil``)."""
+
+    pool: Executor
+    threads: int
+
+    def share(self, jobs: list[Callable[[], mpz]]) -> list[mpz]:
+        """Every job's result, in order, the jobs dealt round-robin between the calling
+        thread (the first share) and the pool's."""
+        ways = min(len(jobs), self.threads + 1)
+        shares = [jobs[i::ways] for i in range(ways)]
+        futures = [self.pool.submit(lambda share=share: [job() for job in share])
+                   for share in shares[1:]]
+        done = [[job() for job in shares[0]], *(f.result() for f in futures)]
+        return [done[i % ways][i // ways] for i in range(len(jobs))]
 
 
 def _hgcd_steps(a: mpz, b: mpz, s: int, M):
@@ -342,23 +373,32 @@ def _sdiv_step(M, a: mpz, b: mpz, s: int):
     return (M[0] + q * M[1], M[1], M[2] + q * M[3], M[3]), a, r
 
 
-def _apply_inv(M, a: mpz, b: mpz) -> tuple[mpz, mpz]:
+def _apply_inv(M, a: mpz, b: mpz, helper: Helpers | None = None) -> tuple[mpz, mpz]:
     """``M^-1 (a; b)`` for a determinant-1 matrix."""
     m00, m01, m10, m11 = M
-    return m11 * a - m01 * b, m00 * b - m10 * a
+    if helper is None:
+        return m11 * a - m01 * b, m00 * b - m10 * a
+    lo_a, lo_b = helper.share([lambda: m11 * a - m01 * b, lambda: m00 * b - m10 * a])
+    return lo_a, lo_b
 
 
-def _apply_top(M, a_top: mpz, b_top: mpz, a: mpz, b: mpz, shift: int) -> tuple[mpz, mpz]:
+def _apply_top(M, a_top: mpz, b_top: mpz, a: mpz, b: mpz, shift: int,
+               helper: Helpers | None = None) -> tuple[mpz, mpz]:
     """``M^-1 (a; b)`` where ``M^-1 (a >> shift; b >> shift) = (a_top; b_top)`` is known
     (the recursive call's reduced pair): only the low ``shift`` bits are multiplied, a
     product of the matrix's size by ``shift`` bits instead of by all of a and b."""
-    lo_a, lo_b = _apply_inv(M, f_mod_2exp(a, shift), f_mod_2exp(b, shift))
+    lo_a, lo_b = _apply_inv(M, f_mod_2exp(a, shift), f_mod_2exp(b, shift), helper)
     return (a_top << shift) + lo_a, (b_top << shift) + lo_b
 
 
-def _mmul(M, N):
-    return (M[0] * N[0] + M[1] * N[2], M[0] * N[1] + M[1] * N[3],
-            M[2] * N[0] + M[3] * N[2], M[2] * N[1] + M[3] * N[3])
+def _mmul(M, N, helper: Helpers | None = None):
+    if helper is None:
+        return (M[0] * N[0] + M[1] * N[2], M[0] * N[1] + M[1] * N[3],
+                M[2] * N[0] + M[3] * N[2], M[2] * N[1] + M[3] * N[3])
+    return tuple(helper.share([lambda: M[0] * N[0] + M[1] * N[2],
+                               lambda: M[0] * N[1] + M[1] * N[3],
+                               lambda: M[2] * N[0] + M[3] * N[2],
+                               lambda: M[2] * N[1] + M[3] * N[3]]))
 
 
 def rational_reconstruct_bounded(x: int, m: int, num_bound: int, den_bound: int) -> mpq | None:
@@ -401,9 +441,10 @@ def rational_reconstruct(x: int, m: int) -> mpq | None:
     return _as_fraction(_wang_pair(x, m))
 
 
-def _wang_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
+def _wang_pair(x: int, m: int, helper: Helpers | None = None) -> tuple[mpz, mpz] | None:
     """The pair ``(a, b)``, ``b > 0``, at Wang's stop of the Euclidean sequence of
-    ``(m, x)`` (:func:`rational_reconstruct` before its check ``gcd(a, b) = 1``)."""
+    ``(m, x)`` (:func:`rational_reconstruct` before its check ``gcd(a, b) = 1``); the
+    half-gcd's large products shared with ``helper``'s threads (:func:`_hgcd`)."""
     m = mpz(m)
     if m < 2:
         return None
@@ -411,7 +452,7 @@ def _wang_pair(x: int, m: int) -> tuple[mpz, mpz] | None:
     bound = isqrt(m // 2)
     if x <= bound or _bits(m) <= 2 * _HGCD_CUTOFF:
         return _finish_rr(m, mpz(0), x, mpz(1), bound)
-    M, a, b = _hgcd(m, x)
+    M, a, b = _hgcd(m, x, helper)
     # (a, b) = M^-1 (m, x): a = m11 m - m01 x, b = m00 x - m10 m; x-cofactors -m01, m00
     ta, tb = -M[1], M[0]
     if a < b:
@@ -475,7 +516,9 @@ class ReconstructionStream:
 
     1. the last ``holdout`` valid primes are kept aside; the others are combined by
        :func:`~ladders.solver.engines.series.subproducts.crt_grouped` (groups of
-       batches; their lower trees through ``mapper``) into ``x_j mod M``;
+       batches; their lower trees through ``mapper``) into ``x_j mod M``, for every
+       column but a race's last seat (:attr:`derives_last`: ``N_k = D - sum N_j``, one
+       column of the CRT fewer; 20 % of it at five players);
     2. value 0 is rationally reconstructed (Wang's pair, :func:`_wang_pair`, without
        the gcd check of :func:`rational_reconstruct`: see :meth:`_reconstruct`) giving a
        denominator ``D``; every other value first tries ``N_j = x_j D mod M`` with
@@ -483,7 +526,8 @@ class ReconstructionStream:
        grown by a small factor (:meth:`_grow`), else its own reconstruction (``D``
        becomes the lcm);
     3. the candidate must satisfy ``N_j = x_j(q) D (mod q)`` at every held-out prime q
-       and, for seats of a race, sum to exactly 1.
+       (the derived seat included, so its own residues confirm it) and, for seats of a
+       race, sum to exactly 1 (so the derived seat must not be negative).
 
     With ``multiple``, the last of the ``count`` columns is not a value but the residue
     of a positive integer that every value's denominator divides (three players:
@@ -640,10 +684,28 @@ class ReconstructionStream:
             return min(max(4 * b, b + 64), near)
         return max(int(b * self.ratio), b + 64)
 
+    @property
+    def derives_last(self) -> bool:
+        """Whether the last seat is found as one minus the others (a race of two seats or
+        more): its column is not combined, and its residues are checked at the held-out
+        primes only. A wrong residue of that column at another prime then changes
+        nothing, where before it failed the sum."""
+        return self.must_sum_to_one and self.count - self.multiple >= 2
+
+    def kept(self) -> tuple[int, ...] | None:
+        """The columns an attempt combines (None: every one): all but the last seat's
+        where :attr:`derives_last`."""
+        if not self.derives_last:
+            return None
+        last = self.count - self.multiple - 1
+        return tuple(j for j in range(self.count) if j != last)
+
     def _groups(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]],
                 build: int) -> list[Group]:
         """The first ``build`` primes in about :attr:`groups` runs of whole batches
-        (the last cut at ``build``); each group's ``source`` lists ``(source, rows)``."""
+        (the last cut at ``build``); each group's ``source`` lists ``(source, rows)``,
+        and its ``keep`` the columns to combine (:meth:`kept`)."""
+        keep = self.kept()
         target = max(1, -(-build // self.groups))
         groups: list[Group] = []
         parts: list[tuple[np.ndarray, np.ndarray, Any]] = []
@@ -657,7 +719,7 @@ class ReconstructionStream:
             taken += rows
             if size >= target or taken == build:
                 groups.append(Group(tuple((p, r) for p, r, _ in parts),
-                                    tuple(s for _, _, s in parts)))
+                                    tuple(s for _, _, s in parts), keep))
                 parts, size = [], 0
         return groups
 
@@ -672,16 +734,20 @@ class ReconstructionStream:
         build = total - self.holdout
         threads = self.threads if self.threads > 1 and build * 61 >= THREAD_BITS else 1
         with contextlib.ExitStack() as stack:
-            pool = None
+            pool = helpers = None
             if threads > 1:
                 stack.enter_context(releasing_gil())
                 pool = stack.enter_context(ThreadPoolExecutor(
                     threads, thread_name_prefix="ladders-crt", initializer=release_gil))
-            return self._attempt(chunks, build, t0, pool)
+                helpers = Helpers(stack.enter_context(ThreadPoolExecutor(
+                    threads - 1, thread_name_prefix="ladders-hgcd", initializer=release_gil)),
+                    threads - 1)
+            return self._attempt(chunks, build, t0, pool, helpers)
 
     def _attempt(self, chunks: list[tuple[np.ndarray, np.ndarray, Any]], build: int, t0: float,
-                 pool: Executor | None) -> Candidate:
-        """:meth:`try_snapshot`'s work, its threads (if any) in ``pool``."""
+                 pool: Executor | None, helpers: Helpers | None = None) -> Candidate:
+        """:meth:`try_snapshot`'s work, its threads (if any) in ``pool``, the first
+        seat's half-gcd sharing its products with ``helpers``."""
         spent: list[float] = []
 
         def timed(groups: Sequence[Group], tops: Sequence[mpz]) -> list[list[mpz]]:
@@ -704,7 +770,10 @@ class ReconstructionStream:
         found, rejected, rr_seconds = self._over_multiple(columns, m), 0, 0.0
         via = found is not None
         if not via:
-            found, rejected, rr_seconds = self._reconstruct(columns[:seats], m, held, pool)
+            found, rejected, rr_seconds = self._reconstruct(
+                columns[:seats - self.derives_last], m, held, pool, helpers)
+        if found is not None and self.derives_last:
+            found[0].append(found[1] - sum(found[0]))   # the last seat: D - sum N_j
         for column in columns:          # the CRT's seconds: until its last column
             column.result()
         # (a column's callback runs just after its result is given: one not run yet
@@ -714,13 +783,15 @@ class ReconstructionStream:
         if found is not None:
             nums, den = found
             wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(seats))
+            wrong = wrong or (self.derives_last and nums[-1] < 0)   # the others past D
             if via:                     # the multiple itself at the held-out primes
                 wrong = wrong or any((den - r[seats]) % q for q, r in held)
             if wrong or (self.must_sum_to_one and sum(nums) != den):
                 rejected = 1
             else:
                 t2 = time.perf_counter()
-                values = [coprime_mpq(n, d) for n, d in zip(*lowest_terms(nums, den, sample=0))]
+                terms = lowest_terms(nums, den, sample=0, pool=pool)
+                values = [coprime_mpq(n, d) for n, d in zip(*terms)]
                 terms_seconds = time.perf_counter() - t2
         bits = int(sum(float(np.log2(p.astype(np.float64)).sum()) for p, _, _ in chunks))
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
@@ -740,10 +811,10 @@ class ReconstructionStream:
         return (nums, big) if all(nj <= big for nj in nums) else None
 
     def _reconstruct(self, columns: list[Future[mpz]], m: mpz, held: list[tuple[int, list[int]]],
-                     pool: Executor | None = None
+                     pool: Executor | None = None, helpers: Helpers | None = None
                      ) -> tuple[tuple[list[mpz], mpz] | None, int, float]:
         """``(N_j, D)``: value 0 by rational reconstruction (while ``pool`` sums the other
-        columns), checked at the held-out primes at once (a modulus too small gives a
+        columns; its half-gcd's products shared with ``helpers``), checked at the held-out primes at once (a modulus too small gives a
         fraction there, wrong: the other values would each need a reconstruction of their
         own to show it); the others through its denominator, side by side in ``pool``.
         Also the number of candidates refused (0 or 1) and the seconds of value 0's
@@ -763,7 +834,7 @@ class ReconstructionStream:
         """
         x0 = columns[0].result()
         t0 = time.perf_counter()
-        pair = _wang_pair(x0, m)
+        pair = _wang_pair(x0, m, helpers)
         seconds = time.perf_counter() - t0
         if pair is None:
             return None, 0, seconds

@@ -45,11 +45,15 @@ class Group:
 
     parts: tuple[tuple[np.ndarray, np.ndarray], ...]
     source: tuple[Any, ...] = ()
+    #: the residue columns to combine, in this order (None: every one): a race's last
+    #: seat is one minus the others, so its column need not be combined
+    keep: tuple[int, ...] | None = None
 
     @classmethod
-    def of(cls, primes: np.ndarray, residues: np.ndarray, source: tuple[Any, ...] = ()) -> Group:
+    def of(cls, primes: np.ndarray, residues: np.ndarray, source: tuple[Any, ...] = (),
+           keep: tuple[int, ...] | None = None) -> Group:
         """A group of one run of rows."""
-        return cls(((primes, residues),), source)
+        return cls(((primes, residues),), source, keep)
 
     @property
     def primes(self) -> np.ndarray:
@@ -58,13 +62,19 @@ class Group:
 
     @property
     def residues(self) -> np.ndarray:
-        """The residues, joined (a new array unless there is one run)."""
-        return _joined([r for _, r in self.parts])
+        """The residues of the kept columns, joined (a new array unless there is one run
+        and every column is kept)."""
+        return kept_columns(_joined([r for _, r in self.parts]), self.keep)
 
     @property
     def columns(self) -> int:
-        """Residues a prime."""
-        return self.parts[0][1].shape[1]
+        """Columns combined."""
+        return self.parts[0][1].shape[1] if self.keep is None else len(self.keep)
+
+
+def kept_columns(residues: np.ndarray, keep: tuple[int, ...] | None) -> np.ndarray:
+    """The columns ``keep`` of ``(n, c)`` residues (all of them for None)."""
+    return residues if keep is None else residues[:, list(keep)]
 
 
 def _joined(arrays: list[np.ndarray]) -> np.ndarray:

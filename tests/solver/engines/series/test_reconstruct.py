@@ -334,6 +334,35 @@ def test_corrupted_residue_never_gives_a_wrong_answer():
     assert stream.values == [value] and stream.rejected >= 1
 
 
+def test_a_races_last_seat_is_one_minus_the_others_and_checked_at_the_held_out_primes():
+    """A race's last seat is not combined: garbage in its column at every prime the CRT
+    uses changes nothing (the sum used to refuse every attempt), and the seat is still
+    confirmed by its own residues at the held-out primes, where a wrong one is refused."""
+    values = [mpq(mpz(3) ** 200, mpz(7) ** 160), mpq(1, 3)]
+    values.append(1 - sum(values))
+    it = series.random_primes(17)
+    primes = [next(it) for _ in range(64)]
+    res = _residues_of(values, primes)
+    for row, q in zip(res, primes):
+        row[2] = (row[2] * 5 + 1) % q                      # the last seat's column, wrong
+    stream = series.ReconstructionStream(3, holdout=2, must_sum_to_one=True, first_bits=64)
+    assert stream.derives_last and stream.kept() == (0, 1)
+    stream.add(primes, res)
+    candidate = stream.try_snapshot(stream.snapshot())     # held out: the last two primes
+    assert (candidate.values, candidate.rejected) == (None, 1)
+    fixed = [row[:2] + [_residues_of(values, [q])[0][2]] for row, q in zip(res[-2:], primes[-2:])]
+    stream = series.ReconstructionStream(3, holdout=2, must_sum_to_one=True, first_bits=64)
+    stream.add(primes, res[:-2] + fixed)
+    assert stream.values == values and stream.rejected == 0
+
+
+def test_a_stream_that_is_not_a_race_combines_every_column():
+    stream = series.ReconstructionStream(3, holdout=2)
+    assert not stream.derives_last and stream.kept() is None
+    assert series.ReconstructionStream(2, must_sum_to_one=True, multiple=True).kept() is None
+    assert series.ReconstructionStream(3, must_sum_to_one=True, multiple=True).kept() == (0, 2)
+
+
 def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
     """The record of the primes drawn (a sorted array and a set of the latest) answers
     as a set does, across its merges; the streams it serves draw no prime twice."""
@@ -353,3 +382,25 @@ def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
     # a small pool makes draws repeat: each prime comes once
     primes = list(itertools.islice(series.ntt_primes(5, two_adicity=40), 300))
     assert len(set(primes)) == 300
+
+
+def test_a_half_gcd_with_helper_threads_gives_the_same_pair(monkeypatch) -> None:
+    """The half-gcd's products shared with helper threads (from a few thousand bits
+    here, instead of millions): the same Wang pair, also one with a common factor."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ladders.solver.engines.series import reconstruct
+    monkeypatch.setattr(reconstruct, "HELPER_BITS", 4096)
+    rng = random.Random(12)
+    for a, b in [(mpz(rng.getrandbits(29_000)), mpz(rng.getrandbits(29_000)) | 1),
+                 (mpz(3) ** 9000 * 7, mpz(5) ** 8000 * 7)]:
+        m = mpz(rng.getrandbits(60_000)) | 1
+        while gcd(m, b) != 1:
+            m += 2
+        x = a * invert(b, m) % m
+        alone = reconstruct._wang_pair(x, m)
+        for threads in (1, 3):
+            with ThreadPoolExecutor(threads) as pool:
+                assert reconstruct._wang_pair(x, m, reconstruct.Helpers(pool, threads)) == alone
+        g = gcd(a, b)
+        assert alone == (a // g, b // g)

@@ -41,6 +41,19 @@ def test_grouped_crt_is_the_pairwise_crt(n: int, cols: int, data: st.DataObject)
     assert xs[0] == crt_simple([int(r) for r in residues[:, 0]], primes)[0]
 
 
+def test_groups_combine_only_the_columns_they_keep() -> None:
+    """``Group.keep`` (a race's last seat left out, the multiple after it): those
+    columns, in that order, as the whole CRT gives them."""
+    rng = random.Random(9)
+    residues = np.array([[rng.randrange(q) for _ in range(4)] for q in PRIMES[:90]],
+                        dtype=np.uint64)
+    groups = [Group.of(np.array(PRIMES[a:a + 30], dtype=np.uint64), residues[a:a + 30],
+                       keep=(0, 1, 3)) for a in range(0, 90, 30)]
+    xs, m = crt_grouped(groups)
+    whole, m2 = crt_tree(residues, PRIMES[:90])
+    assert (xs, m) == ([whole[0], whole[1], whole[3]], m2)
+
+
 def test_columns_in_threads_are_the_same_crt() -> None:
     """The levels above the groups and each column's sum in a pool's threads, gmpy2
     letting go of the interpreter lock: the same values as in one thread."""
