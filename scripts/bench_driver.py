@@ -148,6 +148,8 @@ def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
         cluster = LocalCluster(n_workers=workers_n, threads_per_worker=1, processes=True)
         client = Client(cluster)
         stream.mapper = group_mapper(client, store)
+        if hasattr(stream, "let_go_of_residues"):     # (not before issue 39's six players)
+            stream.let_go_of_residues()
     commit = read = 0.0
     attempts = []
     resident = ResidentPeak()

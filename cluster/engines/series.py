@@ -93,6 +93,7 @@ class SeriesWork(BatchWork):
         super().attach(client)
         if not self.inline():
             self.stream.mapper = group_mapper(client, self.store)
+            self.stream.let_go_of_residues()
 
     def inline(self) -> bool:
         """Whether attempts run in line: no cluster, or a small modulus."""

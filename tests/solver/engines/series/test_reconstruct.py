@@ -404,3 +404,40 @@ def test_a_half_gcd_with_helper_threads_gives_the_same_pair(monkeypatch) -> None
                 assert reconstruct._wang_pair(x, m, reconstruct.Helpers(pool, threads)) == alone
         g = gcd(a, b)
         assert alone == (a // g, b // g)
+
+
+def test_a_stream_whose_mapper_reads_the_groups_lets_go_of_their_residues() -> None:
+    """With a mapper that reads each group's residues from where its batches came from
+    (here a dict; a cluster's workers read the store), the stream keeps only the last
+    batch's residues (the held-out primes') and finds the same seats; its own mapper
+    refuses to let go of them."""
+    import numpy as np
+
+    from ladders.solver.engines.series.subproducts import group_terms, kept_columns
+    values = [mpq(mpz(5) ** 300, mpz(11) ** 260), mpq(1, 7)]
+    values.append(1 - sum(values))
+    saved: dict[int, tuple] = {}
+
+    def mapper(groups, tops):
+        out = []
+        for group, top in zip(groups, tops):
+            rows = [(saved[k][0][:n], saved[k][1][:n]) for k, n in group.source]
+            out.append(group_terms(np.concatenate([p for p, _ in rows]),
+                                   kept_columns(np.concatenate([r for _, r in rows]), group.keep),
+                                   top))
+        return out
+
+    with pytest.raises(ValueError, match="reads the groups"):
+        series.ReconstructionStream(3, must_sum_to_one=True).let_go_of_residues()
+    stream = series.ReconstructionStream(3, holdout=2, must_sum_to_one=True, mapper=mapper, groups=3)
+    stream.let_go_of_residues()
+    it = series.random_primes(23)
+    for k in range(40):
+        primes = np.array([next(it) for _ in range(8)], dtype=np.uint64)
+        residues = np.array(_residues_of(values, primes.tolist()), dtype=np.uint64)
+        saved[k] = (primes, residues)
+        chunks = stream.snapshot()
+        if stream.add(primes, residues, source=k):
+            break
+        assert [r is None for _, r, _ in stream.snapshot()] == [True] * k + [False]
+    assert stream.values == values and len(chunks) < 39
