@@ -200,12 +200,12 @@ def series_primes(data: Any, players: int) -> int:
 
 #: Bytes the series driver holds per bit of a seat's fraction (numerator and
 #: denominator together) in its attempt at full size, and what any driver holds besides:
-#: 3.97 GB at its peak for 625 million bits of six seats (``scripts/bench_driver.py
-#: --players 6 --scale 0.0625``, 2026-11-27: 0.82 GB before the last attempt, most of it
-#: the residues, 48-56 bytes a prime; 2.9 GB for five seats' 616 million bits on
-#: 2026-11-25, before the driver's threads), 0.6 GB in the largest process of the
-#: 4-player run (31 million).
-SERIES_DRIVER_BYTES_PER_BIT = 5.6
+#: 3.44 GB at most for 625 million bits of six seats, the groups on two workers reading
+#: the store (``scripts/bench_driver.py --players 6 --scale 0.0625 --workers 2``,
+#: 2026-11-27: 0.55 GB before the last attempt, the primes and the last batch's
+#: residues; 3.97 GB and 0.82 GB when the driver kept every residue and combined the
+#: last seat's column), 0.6 GB in the largest process of the 4-player run (31 million).
+SERIES_DRIVER_BYTES_PER_BIT = 4.7
 SERIES_DRIVER_BASE_BYTES = 0.5e9
 
 
@@ -248,23 +248,23 @@ SERIES_CONTENTION = 0.08
 #: measurements above).
 MACHINE_WORKERS = 16
 #: The reconstruction that succeeds, after the last batch the run needs (the CRT of
-#: every residue, the half-gcd of one seat, the others through its denominator, the
-#: lowest terms), measured in the driver alone with 2 threads on a 2-core Intel Xeon
-#: (``scripts/bench_driver.py``, 2026-11-27): 19.5 s at 31.6 million bits (4 players on
-#: hasbro, the last attempt replayed from the run's store) and 718.4 s at 625 million
-#: (six seats of known fractions, 1/16 of six players' size, ``--players 6 --scale
-#: 0.0625``):
+#: every residue but the last seat's, the half-gcd of one seat, the others through its
+#: denominator, the lowest terms), measured in the driver alone with 2 threads on a
+#: 2-core Intel Xeon (``scripts/bench_driver.py``, 2026-11-27, 8fd607a): 15.6 s at 31.6
+#: million bits (4 players on hasbro, the last attempt replayed from the run's store)
+#: and 567.7 s at 617 million (five seats of known fractions at five players' full
+#: size, ``--scale 1``):
 #: ``SERIES_TAIL_SECONDS x (bits / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes
-#: through both. Three players, over the denominator multiple, take no rational
+#: through both (six seats at 625 million bits: 577 s by the model, 553.8 s measured
+#: with the groups on two workers). Three players, over the denominator multiple, take no rational
 #: reconstruction: 0.23 s at 614,000 bits (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
-SERIES_TAIL_SECONDS = 19.5
+SERIES_TAIL_SECONDS = 15.6
 SERIES_TAIL_BITS = 31.6e6
 SERIES_TAIL_POWER = 1.21
 SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
 #: Of that reconstruction, the share of the CRT's groups (the tree below its top
-#: levels, in about 64 groups): tasks on the workers in a cluster run (26 % of the 4-
-#: player attempt above, 32 % of the six seats'; 20 % of five seats' attempt at 617
-#: million bits at 9e0fefe, whose second seat took a half-gcd of its own).
+#: levels, in about 64 groups): tasks on the workers in a cluster run (29 % of the 4-
+#: player attempt above, 33 % of the five seats').
 SERIES_TAIL_GROUPS = 0.30
 
 
