@@ -114,3 +114,11 @@ def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int, players
     last = driver["attempts"][-1]
     # (parts that may overlap in threads: each within the attempt)
     assert all(0 < last[k] <= last["seconds"] for k in ("crt_seconds", "rr_seconds", "terms_seconds"))
+    if workers == 0 and players == 5:
+        # the CRT's stages of that last attempt, from the same store, in order
+        stages = json.loads(subprocess.run(
+            [sys.executable, str(script.with_name("crt_stages.py")), str(tmp_path / "s")],
+            capture_output=True, text=True, timeout=600, check=True).stdout)
+        assert (stages["bits"], stages["columns"]) == (last["bits"], players - 1)
+        assert 0 <= stages["tree"] <= stages["tops"] <= stages["groups_done"] <= min(
+            stages["columns_done"])
