@@ -60,7 +60,7 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
             for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))
-    data["verdict"] = verdict(rows, order, workers, force)
+    data["verdict"] = verdict(rows, order, workers, force, per_machine)
     for name, row in rows.items():
         data[name] = {k: v for k, v in row.figures.items() if k != "size"}
     chosen = next((name for name in order if f"the {name} engine" in data["verdict"]), None)

@@ -512,12 +512,16 @@ def human_seconds(seconds: float) -> str:
 
 
 def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
-            force: bool = False) -> str:
+            force: bool = False, per_machine: int | None = None) -> str:
     """What can do the solve, from the engines' rows (``order``: the candidates, most
-    preferred first): one machine within a day; else a cluster of so many workers
-    within a day; else undecided; else out of reach, in the preferred engine's words.
-    ``force``: as ``ladders solve --force`` runs, an engine that one machine's memory
-    refuses (``blocked``) is planned anyway, and the verdict says what it needs."""
+    preferred first): the workers asked for within a day (one machine where they fit
+    on one: ``per_machine``, default :data:`~ladders.solver.estimate.MACHINE_WORKERS`);
+    else a cluster of so many workers within a day; else undecided; else out of
+    reach, in the preferred engine's words. ``force``: as ``ladders solve --force``
+    runs, an engine that one machine's memory refuses (``blocked``) is planned anyway,
+    and the verdict says what it needs."""
+    from ladders.solver.estimate import MACHINE_WORKERS
+
     def forced(name: str) -> str:
         blocked = rows[name].blocked
         return f" (with --force: it {blocked})" if blocked else ""
@@ -526,7 +530,10 @@ def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
         row = rows[name]
         if (row.blocked is None or force) and row.undecided is None \
                 and row.seconds is not None and row.seconds <= DAY:
-            return f"one machine: the {name} engine{forced(name)}"
+            if workers <= (per_machine or MACHINE_WORKERS):
+                return f"one machine: the {name} engine{forced(name)}"
+            return (f"a cluster of {workers:,} workers: the {name} engine, within a day "
+                    f"(about {row.seconds / 3600:.1f} hours){forced(name)}")
     for size in CLUSTER_SIZES:
         for name in order:
             row = rows[name]

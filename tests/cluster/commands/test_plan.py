@@ -172,5 +172,11 @@ def test_a_serial_tail_is_not_divided_by_the_workers() -> None:
     # 40 h on 2 workers with 20 h serial: 22.5 h on 16 (linear scaling said 5 h)
     assert verdict({"series": row}, ["series"], 2) == (
         "a cluster of 16 workers: the series engine, within a day (about 22.5 hours)")
+    # within a day on the workers asked for: one machine only where they fit on one
+    quick = PlanRow("", {}, 1.4 * 3600, scales=True, serial_seconds=400.0)
+    assert verdict({"series": quick}, ["series"], 16) == "one machine: the series engine"
+    assert verdict({"series": quick}, ["series"], 256) == (
+        "a cluster of 256 workers: the series engine, within a day (about 1.4 hours)")
+    assert verdict({"series": quick}, ["series"], 32, per_machine=32).startswith("one machine")
     late = PlanRow("", {}, 2 * DAY, scales=True, serial_seconds=1.5 * DAY)
     assert verdict({"series": late}, ["series"], 2).startswith("out of reach")
