@@ -441,3 +441,17 @@ def test_a_stream_whose_mapper_reads_the_groups_lets_go_of_their_residues() -> N
             break
         assert [r is None for _, r, _ in stream.snapshot()] == [True] * k + [False]
     assert stream.values == values and len(chunks) < 39
+
+
+def test_the_half_gcd_benchmark_checks_its_pairs_at_a_small_size() -> None:
+    """scripts/bench_hgcd.py: both contenders in fresh processes, each pair compared
+    with the fraction (the script exits non-zero on a miss)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[4] / "scripts" / "bench_hgcd.py"
+    out = subprocess.run([sys.executable, str(script), "100000"], capture_output=True,
+                         text=True, timeout=300, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])["rows"][0]
+    assert row["bits"] == 100000 and row["alone"] > 0 and row["shared"] > 0
