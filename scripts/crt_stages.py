@@ -1,14 +1,15 @@
 """Where one reconstruction attempt's Chinese remaindering spends its time, stage by stage.
 
-The attempt's CRT (:func:`~ladders.solver.engines.series.subproducts.crt_columns`) runs
-in four stages: the products of the groups' primes and the tree above them, the
+The attempt's CRT (:func:`~ladders.solver.engines.series.subproducts.crt_columns`, run
+as the attempt runs it, with a mark where each stage hands over to the next) has four
+stages: the products of the groups' primes and the tree above them, the
 remainders down its top levels, the groups (in this process here; a cluster's workers
 take them in a run), and each column's sum (side by side in the attempt's threads). Only
 column 0 is on the way to the half-gcd, so the stages before it are what a faster top
 must shorten (issue 39: five players' tail).
 
 Reads a store written by ``scripts/bench_driver.py`` (its batches as the driver folds
-them), takes the batches up to ``--bits`` as the benchmark's last attempt does, and
+them), takes the batches up to the size of the benchmark's last attempt, and
 prints each stage's end, in seconds from the start, as one JSON line::
 
     python scripts/crt_stages.py ~/ladders-runs/driver-full --players 5
@@ -23,6 +24,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 
 def stages(store_dir: str, players: int, threads: int) -> dict:
@@ -51,19 +53,30 @@ def stages(store_dir: str, players: int, threads: int) -> dict:
     def since() -> float:
         return round(time.perf_counter() - t0, 4)
 
-    with releasing_gil(), ThreadPoolExecutor(threads, initializer=release_gil) as pool:
-        tree = sp.product_tree(sp.each_in(pool, sp.group_product, [g.primes for g in groups]))
-        out["tree"] = since()
-        tops = sp.remainders_down(tree[-1][0], tree, pool)
+    # the attempt's own crt_columns, its stages marked where they meet: the remainders
+    # start once the tree is built, the mapper once the remainders are down
+    remainders_down = sp.remainders_down
+
+    def marked_down(*args: Any) -> Any:
+        out.setdefault("tree", since())     # (the groups' own remainders come later)
+        return remainders_down(*args)
+
+    def mapper(groups: Any, tops: Any) -> Any:
         out["tops"] = since()
         parts = sp.local_mapper(groups, tops)
         out["groups_done"] = since()
+        return parts
 
-        def column(j: int) -> float:
-            sp.combine_up([p[j] for p in parts], tree) % tree[-1][0]
-            return since()
-
-        out["columns_done"] = list(pool.map(column, range(groups[0].columns)))
+    sp.remainders_down = marked_down
+    finished: list[float] = []
+    try:
+        with releasing_gil(), ThreadPoolExecutor(threads, initializer=release_gil) as pool:
+            columns, _ = sp.crt_columns(groups, mapper, pool)
+            for column in columns:
+                column.add_done_callback(lambda _: finished.append(since()))
+    finally:
+        sp.remainders_down = remainders_down
+    out["columns_done"] = sorted(finished)
     return out
 
 

@@ -228,7 +228,7 @@ def series_worker_bytes(data: Any, players: int) -> float:
 
 def series_driver_bytes(data: Any, players: int) -> float:
     """The series driver's peak memory, by the size of the fractions it reconstructs:
-    6 players on hasbro, fractions of 10 billion bits, about 56 GB (a large node's, see
+    6 players on hasbro, fractions of 10 billion bits, about 47 GB (a large node's, see
     docs/frontier.md)."""
     from ladders.solver.engines.series import expected_digits
     bits = 2 * expected_digits(data, players) * math.log2(10)
@@ -256,8 +256,9 @@ MACHINE_WORKERS = 16
 #: size, ``--scale 1``):
 #: ``SERIES_TAIL_SECONDS x (bits / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes
 #: through both (six seats at 625 million bits: 577 s by the model, 553.8 s measured
-#: with the groups on two workers). Three players, over the denominator multiple, take no rational
-#: reconstruction: 0.23 s at 614,000 bits (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
+#: with the groups on two workers). Three players, over the denominator multiple, take
+#: no rational reconstruction: 0.23 s at 614,000 bits
+#: (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
 SERIES_TAIL_SECONDS = 15.6
 SERIES_TAIL_BITS = 31.6e6
 SERIES_TAIL_POWER = 1.21

@@ -576,8 +576,8 @@ class ReconstructionStream:
     via_multiple: bool = False
     #: ``(bits, seconds)`` of every attempt so far
     attempt_log: list[tuple[int, float]] = field(default_factory=list)
-    #: every batch's residues are held here (False: :meth:`let_go_of_residues`)
-    holds_residues: bool = True
+    #: every batch's residues are held here (False once :meth:`let_go_of_residues`)
+    holds_residues: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
@@ -848,9 +848,10 @@ class ReconstructionStream:
                      pool: Executor | None = None, helpers: Helpers | None = None
                      ) -> tuple[tuple[list[mpz], mpz] | None, int, float]:
         """``(N_j, D)``: value 0 by rational reconstruction (while ``pool`` sums the other
-        columns; its half-gcd's products shared with ``helpers``), checked at the held-out primes at once (a modulus too small gives a
-        fraction there, wrong: the other values would each need a reconstruction of their
-        own to show it); the others through its denominator, side by side in ``pool``.
+        columns; its half-gcd's products shared with ``helpers``), checked at the held-out
+        primes at once (a modulus too small gives a fraction there, wrong: the other
+        values would each need a reconstruction of their own to show it); the others
+        through its denominator, side by side in ``pool``.
         Also the number of candidates refused (0 or 1) and the seconds of value 0's
         reconstruction.
 

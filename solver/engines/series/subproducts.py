@@ -41,9 +41,10 @@ class Group:
     runs of rows they came in (``parts``: an attempt's groups are views of the stream's
     batches, joined only where a group is computed, so an attempt holds no second copy
     of every residue: 9 GB at six players), and where they can be read again
-    (``source``: the caller's, opaque here)."""
+    (``source``: the caller's, opaque here; a mapper that reads them from there is
+    given no residues, None in ``parts``: ``ReconstructionStream.let_go_of_residues``)."""
 
-    parts: tuple[tuple[np.ndarray, np.ndarray], ...]
+    parts: tuple[tuple[np.ndarray, np.ndarray | None], ...]
     source: tuple[Any, ...] = ()
     #: the residue columns to combine, in this order (None: every one): a race's last
     #: seat is one minus the others, so its column need not be combined

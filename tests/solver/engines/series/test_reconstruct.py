@@ -6,8 +6,15 @@ and never gives a wrong answer."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
 
 import pytest
 from hypothesis import assume, given, settings
@@ -387,8 +394,6 @@ def test_the_primes_drawn_are_kept_in_eight_bytes_and_none_twice() -> None:
 def test_a_half_gcd_with_helper_threads_gives_the_same_pair(monkeypatch) -> None:
     """The half-gcd's products shared with helper threads (from a few thousand bits
     here, instead of millions): the same Wang pair, also one with a common factor."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from ladders.solver.engines.series import reconstruct
     monkeypatch.setattr(reconstruct, "HELPER_BITS", 4096)
     rng = random.Random(12)
@@ -411,8 +416,6 @@ def test_a_stream_whose_mapper_reads_the_groups_lets_go_of_their_residues() -> N
     (here a dict; a cluster's workers read the store), the stream keeps only the last
     batch's residues (the held-out primes') and finds the same seats; its own mapper
     refuses to let go of them."""
-    import numpy as np
-
     from ladders.solver.engines.series.subproducts import group_terms, kept_columns
     values = [mpq(mpz(5) ** 300, mpz(11) ** 260), mpq(1, 7)]
     values.append(1 - sum(values))
@@ -446,10 +449,6 @@ def test_a_stream_whose_mapper_reads_the_groups_lets_go_of_their_residues() -> N
 def test_the_half_gcd_benchmark_checks_its_pairs_at_a_small_size() -> None:
     """scripts/bench_hgcd.py: both contenders in fresh processes, each pair compared
     with the fraction (the script exits non-zero on a miss)."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
     script = Path(__file__).resolve().parents[4] / "scripts" / "bench_hgcd.py"
     out = subprocess.run([sys.executable, str(script), "100000"], capture_output=True,
                          text=True, timeout=300, check=True)
