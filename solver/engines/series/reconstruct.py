@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.lehmer import WORD, lehmer_rounds, lehmer_word
 from ladders.solver.engines.series.subproducts import (Group, Mapper, crt_columns, crt_grouped,
                                                        each_in, local_mapper)
 from ladders.solver.exact import (coprime_mpq, f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt,
@@ -293,44 +293,18 @@ class Helpers:
 def _hgcd_steps(a: mpz, b: mpz, s: int, M):
     """Base case of :func:`_hgcd`: Lehmer rounds (:func:`_lehmer_round`, a machine word
     of quotients at a time) while they stay clear of ``2^s``, then semi-quotient steps
-    until ``|a - b| < 2^s``."""
-    while _bits(abs(a - b)) > s:
+    until ``|a - b| < 2^s``. The rounds run compiled (:func:`.lehmer.lehmer_rounds`)
+    until one they leave: that step is taken here, and the compiled rounds go on."""
+    while True:
+        M, a, b, stuck = lehmer_rounds(M, a, b, s)
+        if not stuck:
+            return M, a, b
         step = _lehmer_round(M, a, b, s)
-        if step is None:
-            M, a, b = _sdiv_step(M, a, b, s)
-        else:
-            M, a, b = step
-    return M, a, b
-
-
-#: Bits of the leading parts a Lehmer round works on: below 2^62, so that the word
-#: arithmetic of :func:`_lehmer_word` (sums of a part and a cofactor) fits an int64.
-_WORD = 62
-
-
-@nb.njit(cache=True)
-def _lehmer_word(x: int, y: int) -> tuple[int, int, int, int, int]:
-    """Knuth's Algorithm L (TAOCP 4.5.2) on the leading words ``x >= y`` of two numbers
-    ``u >= v`` (the same shift): ``(A, B, C, D, t)`` such that ``A u + B v`` and ``C u +
-    D v`` are the remainders ``t`` and ``t + 1`` steps down the Euclidean sequence of
-    ``(u, v)``. A quotient is taken only when the two ends of the interval the true ratio
-    lies in, ``(x + A)/(y + C)`` and ``(x + B)/(y + D)``, give the same one, so every
-    quotient is the true one; the round stops at the first that the word cannot decide."""
-    a0, b0, c0, d0 = 1, 0, 0, 1
-    t = 0
-    while y + c0 > 0 and y + d0 > 0:
-        q = (x + a0) // (y + c0)
-        if q != (x + b0) // (y + d0):
-            break
-        a0, c0 = c0, a0 - q * c0
-        b0, d0 = d0, b0 - q * d0
-        x, y = y, x - q * y
-        t += 1
-    return a0, b0, c0, d0, t
+        M, a, b = _sdiv_step(M, a, b, s) if step is None else step
 
 
 def _lehmer_round(M, a: mpz, b: mpz, s: int):
-    """The Euclid steps that one :func:`_lehmer_word` of the leading bits certifies,
+    """The Euclid steps that one :func:`.lehmer.lehmer_word` of the leading bits certifies,
     applied at once: ``(M', a', b')`` in :func:`_hgcd`'s form (``(a; b) = P (a'; b')``,
     ``M' = M P``), or None when the word decides no step or the last remainder would
     not stay above ``2^s``. Every step then has a remainder above ``2^s``, where the
@@ -338,8 +312,8 @@ def _lehmer_round(M, a: mpz, b: mpz, s: int):
     would take one by one."""
     swap = a < b
     big, small = (b, a) if swap else (a, b)
-    shift = max(_bits(big) - _WORD, 0)
-    c00, c01, c10, c11, t = _lehmer_word(int(big >> shift), int(small >> shift))
+    shift = max(_bits(big) - WORD, 0)
+    c00, c01, c10, c11, t = lehmer_word(int(big >> shift), int(small >> shift))
     if t == 0:
         return None
     first, second = c00 * big + c01 * small, c10 * big + c11 * small
@@ -878,12 +852,12 @@ class ReconstructionStream:
         if not 0 <= a <= den or any((a - r[0] * den) % q for q, r in held):
             return None, 1, seconds
         xs = [c.result() for c in columns[1:]]
-        first_den = den
         over = each_in(pool, lambda x: (x * den) % m, xs)
         nums: list[mpz] = [a]
+        grown_by = mpz(1)
         for x, nj in zip(xs, over):
-            if den != first_den:        # a seat before grew the denominator
-                nj = (x * den) % m
+            if grown_by != 1:           # a seat before grew the denominator by grown_by:
+                nj = nj * grown_by % m  # x (den grown_by) mod m, a small product
             if nj > den:
                 grown = self._grow(x, nj, den, m)
                 if grown is None:
@@ -891,6 +865,7 @@ class ReconstructionStream:
                 nj, factor = grown
                 nums = [v * factor for v in nums]
                 den *= factor
+                grown_by *= factor
             nums.append(nj)
         return (nums, den), 0, seconds
 

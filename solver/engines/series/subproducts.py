@@ -126,11 +126,23 @@ def remainders_down(value: mpz, tree: list[list[mpz]], pool: Executor | None = N
     return rems
 
 
-def combine_up(terms: Sequence[mpz], tree: list[list[mpz]]) -> mpz:
-    """``sum_i terms_i (root / leaf_i)`` by ``z_v = z_L v_R + z_R v_L`` up the tree."""
+def _times(x: mpz, y: mpz) -> mpz:
+    return x * y
+
+
+def combine_up(terms: Sequence[mpz], tree: list[list[mpz]], pool: Executor | None = None) -> mpz:
+    """``sum_i terms_i (root / leaf_i)`` by ``z_v = z_L v_R + z_R v_L`` up the tree; a
+    level's products side by side in ``pool`` where there is one (the root's two
+    included: the top levels are most of the work)."""
     z = list(terms)
     for low in tree[:-1]:
-        up = [z[i] * low[i + 1] + z[i + 1] * low[i] for i in range(0, len(low) - 1, 2)]
+        pairs = range(0, len(low) - 1, 2)
+        if pool is None:
+            up = [z[i] * low[i + 1] + z[i + 1] * low[i] for i in pairs]
+        else:
+            left = each_in(pool, _times, [z[i] for i in pairs], [low[i + 1] for i in pairs])
+            right = each_in(pool, _times, [z[i + 1] for i in pairs], [low[i] for i in pairs])
+            up = [x + y for x, y in zip(left, right)]
         if len(low) % 2:
             up.append(z[-1])
         z = up
@@ -168,9 +180,9 @@ def crt_grouped(groups: Sequence[Group], mapper: Mapper = local_mapper) -> tuple
 def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
                 pool: Executor | None = None) -> tuple[list[Future[mpz]], mpz]:
     """:func:`crt_grouped` with the levels above the groups in ``pool``'s threads (a
-    level's remainders side by side, then each column's sum as a task of its own): the
-    columns as futures, so that a caller can start on the first while the others are
-    summed. Without a pool, everything here, the futures done. The threads help where
+    level's remainders side by side; the first column's sum with a level's products
+    side by side, then each other column's sum as a task of its own): the columns as
+    futures, so that a caller can start on the first while the others are summed. Without a pool, everything here, the futures done. The threads help where
     gmpy2 lets go of the interpreter lock in its products (``exact.release_gil`` as the
     pool's initializer)."""
     if not groups:
@@ -180,15 +192,19 @@ def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
     tops = remainders_down(modulus, tree, pool)
     parts = [list(p) for p in mapper(groups, tops)]
 
-    def column(j: int) -> mpz:
+    def column(j: int, helpers: Executor | None = None) -> mpz:
         terms = [p[j] for p in parts]
         for p in parts:             # the column's terms let go as it is summed
             p[j] = None
-        return combine_up(terms, tree) % modulus
+        return combine_up(terms, tree, helpers) % modulus
 
     cols = range(groups[0].columns)
     if pool is not None:
-        return [pool.submit(column, j) for j in cols], modulus
+        # the first column is what the caller waits for: its products side by side here,
+        # then the others one a thread (in the background of the caller's work on it)
+        first: Future[mpz] = Future()
+        first.set_result(column(0, pool))
+        return [first] + [pool.submit(column, j) for j in cols[1:]], modulus
     done: list[Future[mpz]] = []
     for j in cols:
         done.append(Future())

@@ -127,6 +127,35 @@ def test_half_gcd_keeps_its_contract_through_lehmer_rounds():
                 assert _hgcd_steps(a, b, s, one) == plain
 
 
+def test_the_compiled_lehmer_rounds_take_the_steps_of_the_plain_ones():
+    """The base case's compiled rounds (:mod:`~ladders.solver.engines.series.lehmer`)
+    end where the rounds in gmpy2 do, one word or one semi-quotient step at a time:
+    random pairs, pairs close together (a long run of quotients 1), pairs with a quotient
+    of 40 bits (a word that decides none), across limb and word boundaries."""
+    from ladders.solver.engines.series.reconstruct import _hgcd_steps, _lehmer_round, _sdiv_step
+    one = (mpz(1), mpz(0), mpz(0), mpz(1))
+
+    def in_gmpy2(a, b, s):
+        state = (one, a, b)
+        while abs(state[1] - state[2]).bit_length() > s:
+            step = _lehmer_round(*state, s)
+            state = _sdiv_step(*state, s) if step is None else step
+        return state
+
+    rng = random.Random(13)
+    for bits in (62, 63, 90, 121, 500, 2048, 3000):
+        for kind in ("random", "close", "big quotient"):
+            for _ in range(12):
+                a = mpz(rng.getrandbits(bits)) | 1
+                b = {"random": lambda: mpz(rng.getrandbits(bits - rng.randrange(3))),
+                     "close": lambda: a - mpz(rng.getrandbits(bits // 3)),
+                     "big quotient": lambda: a // mpz(rng.getrandbits(40) | 1)}[kind]()
+                s = max(a.bit_length(), b.bit_length()) // 2 + 1
+                if b <= 0 or min(a, b).bit_length() <= s:
+                    continue
+                assert _hgcd_steps(a, b, s, one) == in_gmpy2(a, b, s), (bits, kind)
+
+
 def test_fast_reconstruction_agrees_with_the_plain_one_at_many_words():
     """At tens of thousands of bits (many Lehmer rounds and levels of recursion) the
     half-gcd's fraction is the plain extended Euclid's."""
@@ -285,6 +314,16 @@ def test_a_seat_beyond_the_first_seats_denominator_grows_it_for_the_seats_after(
     first denominator)."""
     values = [mpq(1, 4) + mpq(1, 5 ** 30), mpq(1, 12), mpq(5, 12) - mpq(1, 5 ** 30), mpq(1, 4)]
     assert _race_stream(values, seed=4, batches=20).values == values
+
+
+def test_two_seats_beyond_the_first_seats_denominator_grow_it_twice():
+    """Seat 1 needs a 3 more than seat 0's denominator, seat 2 a 7 more: the common one
+    grows twice, and seat 2 is taken over it from its value over the first (its product
+    with the factor so far, instead of a new product with the grown denominator)."""
+    values = [mpq(1, 4) + mpq(1, 5 ** 30), mpq(1, 12), mpq(1, 7)]
+    values.append(1 - sum(values))
+    assert values[3] > 0 and values[3].denominator % 21 == 0
+    assert _race_stream(values, seed=6, batches=30).values == values
 
 
 def _race_stream(values: list, seed: int, batches: int) -> series.ReconstructionStream:

@@ -8,6 +8,7 @@ import json
 import random
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -57,8 +58,6 @@ def test_groups_combine_only_the_columns_they_keep() -> None:
 def test_columns_in_threads_are_the_same_crt() -> None:
     """The levels above the groups and each column's sum in a pool's threads, gmpy2
     letting go of the interpreter lock: the same values as in one thread."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from ladders.solver.exact import release_gil
     rng = random.Random(5)
     residues = np.array([[rng.randrange(q) for _ in range(5)] for q in PRIMES], dtype=np.uint64)
@@ -78,6 +77,8 @@ def test_tree_passes() -> None:
     assert remainders_down(value, tree) == [value % (q * q) for q in leaves]
     terms = [mpz(i + 1) for i in range(7)]
     assert combine_up(terms, tree) == sum(t * (tree[-1][0] // q) for t, q in zip(terms, leaves))
+    with ThreadPoolExecutor(2) as pool:         # a level's products side by side
+        assert combine_up(terms, tree, pool) == combine_up(terms, tree)
 
 
 def test_seat_zero_is_checked_at_the_held_out_primes_first() -> None:
