@@ -24,6 +24,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -78,12 +79,13 @@ def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray
 
 
 def series_group_terms(url: str, token: str, source: tuple[tuple[dict[str, Any], int], ...],
-                       top: Any, keep: tuple[int, ...] | None = None) -> list[Any]:
+                       rem: Any, path: Sequence[Any],
+                       keep: tuple[int, ...] | None = None) -> list[Any]:
     """A group's part of a reconstruction attempt's CRT, on a worker: its batches read
     from the store (``(segment, rows)``: the first ``rows`` valid primes of each), then
-    :func:`~ladders.solver.engines.series.subproducts.group_terms` with ``top``, of the
-    columns ``keep`` (None: all)."""
-    from ladders.solver.engines.series.subproducts import group_terms, kept_columns
+    :func:`~ladders.solver.engines.series.subproducts.group_terms` from its top
+    (``Top(rem, path)``), of the columns ``keep`` (None: all)."""
+    from ladders.solver.engines.series.subproducts import Top, group_terms, kept_columns
     store = RunStore.open(url, BatchState)
     if store.run.get("token") != token:
         raise StoreError(f"{url} holds another series run than {token[:12]}")
@@ -92,4 +94,5 @@ def series_group_terms(url: str, token: str, source: tuple[tuple[dict[str, Any],
         p, r, valid = read_batch(store, SegmentRef.from_json(ref))
         primes.append(p[valid][:rows])
         residues.append(r[valid][:rows])
-    return group_terms(np.concatenate(primes), kept_columns(np.concatenate(residues), keep), top)
+    return group_terms(np.concatenate(primes), kept_columns(np.concatenate(residues), keep),
+                       Top(rem, tuple(path)))

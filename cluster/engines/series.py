@@ -244,13 +244,22 @@ class Attempt:
 
 def group_mapper(client: Any, store: RunStore) -> Callable[..., list[list[Any]]]:
     """The stream's mapper on a cluster: each group's lower tree a task that reads its
-    batches from the store (``Group.source``), ahead of the batches in the queue."""
+    batches from the store (``Group.source``), ahead of the batches in the queue. The
+    groups' tops share their ancestors' remainders and the nodes of their paths
+    (``subproducts.Top``: about 400 MB at five players' full size): each of those is
+    scattered to the workers once, and the tasks are given their futures."""
     from ladders.checkpoints.series import series_group_terms
 
     def mapper(groups: Any, tops: Any) -> list[list[Any]]:
         token = store.run["token"]
-        futures = [client.submit(series_group_terms, store.worker_url, token, g.source, top,
-                                 g.keep, key=f"ladders-crt-{token}-{uuid.uuid4().hex}",
+        shared: dict[int, Any] = {}
+        for top in tops:
+            for value in (top.rem, *top.path):
+                shared.setdefault(id(value), value)
+        remote = dict(zip(shared, client.scatter(list(shared.values()), hash=False)))
+        futures = [client.submit(series_group_terms, store.worker_url, token, g.source,
+                                 remote[id(top.rem)], [remote[id(v)] for v in top.path], g.keep,
+                                 key=f"ladders-crt-{token}-{uuid.uuid4().hex}",
                                  priority=1 << 30, pure=False)
                    for g, top in zip(groups, tops)]
         return client.gather(futures)

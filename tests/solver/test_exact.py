@@ -28,13 +28,14 @@ def check(nums: list[mpz], den: mpz, **options: Any) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2 ** 32), sample=st.sampled_from([0, 1, 3, 256]),
-       rough=st.integers(0, 3), size=st.integers(1, 60), threads=st.booleans())
+       rough=st.integers(0, 3), size=st.integers(1, 60), ways=st.sampled_from([0, 1, 2, 3]))
 def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int,
-                                 threads: bool) -> None:
+                                 ways: int) -> None:
     """A denominator of small primes times up to three big ones; numerators that share
     any mix of them, zeros, negatives and the denominator itself. A sample of 0 or 1
     misses most shared divisors, so the classes' proofs fail and the fallback runs.
-    With threads, a class's product is taken pairwise in a pool."""
+    With threads (ways > 0), a class is proven in that many parts side by side, each
+    failing part falling back on its own."""
     rng = random.Random(seed)
     small = mpz(2) ** rng.randrange(0, 40) * mpz(3) ** rng.randrange(0, 20) * rng.choice([1, 7, 65521])
     big = [rough_prime(rng, rng.choice([70, 300, 900])) for _ in range(rough)]
@@ -56,8 +57,8 @@ def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int,
             if rng.random() < 0.3:
                 v *= rng.choice([2, 3, 6, 7])
         nums.append(-v if rng.random() < 0.1 else v)
-    with ThreadPoolExecutor(2) if threads else contextlib.nullcontext() as pool:
-        check(nums, den, sample=sample, seed=seed, pool=pool)
+    with ThreadPoolExecutor(2) if ways else contextlib.nullcontext() as pool:
+        check(nums, den, sample=sample, seed=seed, pool=pool, ways=max(ways, 1))
 
 
 def test_lowest_terms_of_small_and_trivial_denominators() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ladders.solver.engines.series.lehmer import WORD, lehmer_rounds, lehmer_word
 from ladders.solver.engines.series.subproducts import (Group, Mapper, crt_columns, crt_grouped,
-                                                       each_in, local_mapper)
+                                                       each_in, group_product, local_mapper)
 from ladders.solver.exact import (coprime_mpq, f_divmod, f_mod_2exp, gcd, invert, is_prime, isqrt,
                                   lowest_terms, mpq, mpz, next_prime, release_gil, releasing_gil)
 
@@ -264,7 +264,10 @@ def _hgcd(a: mpz, b: mpz, helper: Helpers | None = None
     return M, a, b
 
 
-_HGCD_CUTOFF = 2048
+#: Inputs of :func:`_hgcd` up to this many bits go to its base case (compiled Lehmer
+#: rounds): 4-5 % faster than 2,048 at 20 and 80 million bits, where the recursion
+#: below was gmpy2's products of a few thousand bits and the interpreter's overhead.
+_HGCD_CUTOFF = 8192
 
 #: Inputs of :func:`_hgcd` from this many bits on share their products with its helper
 #: threads (a product then takes milliseconds, a thread's hand-over microseconds).
@@ -556,6 +559,11 @@ class ReconstructionStream:
     def __post_init__(self) -> None:
         self.next_bits = self.first_bits
         self._chunks: list[tuple[np.ndarray, np.ndarray | None, Any]] = []
+        #: each batch's product of primes, by the id of its primes' array (the batches'
+        #: arrays stay for the stream's life): the groups' products of an attempt come
+        #: from these, taken as the batches arrived, instead of from every prime after
+        #: the last one (about 11 s of five players' tail)
+        self._products: dict[int, mpz] = {}
         self._count = 0
         self._deferring = False
         self._log2 = 0.0
@@ -606,6 +614,7 @@ class ReconstructionStream:
             self.skipped.extend(int(q) for q in primes[~keep])
             primes, residues = primes[keep], residues[keep]
         if len(primes):
+            self._products[id(primes)] = group_product(primes)
             self._chunks.append((primes, np.ascontiguousarray(residues), source))
             self._count += len(primes)
             self._log2 += float(np.log2(primes.astype(np.float64)).sum())
@@ -709,25 +718,28 @@ class ReconstructionStream:
                 build: int) -> list[Group]:
         """The first ``build`` primes in about :attr:`groups` runs of whole batches
         (the last cut at ``build``); each group's ``source`` lists ``(source, rows)``,
-        and its ``keep`` the columns to combine (:meth:`kept`)."""
+        its ``keep`` the columns to combine (:meth:`kept`), and its ``products`` the
+        products of its whole batches."""
         keep = self.kept()
         if keep is None and not self.holds_residues:    # (the widths are not at hand)
             keep = tuple(range(self.count))
         target = max(1, -(-build // self.groups))
         groups: list[Group] = []
-        parts: list[tuple[np.ndarray, np.ndarray, Any]] = []
+        parts: list[tuple[np.ndarray, np.ndarray | None, Any, mpz | None]] = []
         size = taken = 0
         for primes, residues, source in chunks:
             rows = min(len(primes), build - taken)
             if rows <= 0:
                 break
             parts.append((primes[:rows], None if residues is None else residues[:rows],
-                           (source, rows)))
+                           (source, rows),
+                           self._products.get(id(primes)) if rows == len(primes) else None))
             size += rows
             taken += rows
             if size >= target or taken == build:
-                groups.append(Group(tuple((p, r) for p, r, _ in parts),
-                                    tuple(s for _, _, s in parts), keep))
+                groups.append(Group(tuple((p, r) for p, r, _, _ in parts),
+                                    tuple(s for _, _, s, _ in parts), keep,
+                                    tuple(k for _, _, _, k in parts)))
                 parts, size = [], 0
         return groups
 
@@ -735,8 +747,9 @@ class ReconstructionStream:
         """One attempt at the batches of a :meth:`snapshot` (changes nothing here).
         The checks run on the integers ``N_j`` over the common ``D`` (no gcd of numbers
         of millions of digits); only a confirmed candidate is reduced to lowest terms,
-        all seats at once (:func:`~ladders.solver.exact.lowest_terms`: one gcd where
-        they share the denominator, instead of one for each seat's ``mpq``)."""
+        the seats at once (:func:`~ladders.solver.exact.lowest_terms`: a gcd for each of
+        the attempt's threads where they share the denominator, instead of one for each
+        seat's ``mpq``; seat 0 needs none where it is Wang's pair: :meth:`_reconstruct`)."""
         t0 = time.perf_counter()
         total = sum(len(p) for p, _, _ in chunks)
         build = total - self.holdout
@@ -789,7 +802,7 @@ class ReconstructionStream:
         t1 = max(finished) if len(finished) == len(columns) else time.perf_counter()
         values, terms_seconds = None, 0.0
         if found is not None:
-            nums, den = found
+            nums, den, first = found
             wrong = any((nums[j] - r[j] * (den % q)) % q for q, r in held for j in range(seats))
             wrong = wrong or (self.derives_last and nums[-1] < 0)   # the others past D
             if via:                     # the multiple itself at the held-out primes
@@ -798,16 +811,22 @@ class ReconstructionStream:
                 rejected = 1
             else:
                 t2 = time.perf_counter()
-                terms = lowest_terms(nums, den, sample=0, pool=pool)
+                # seat 0's own pair is in lowest terms where it is Wang's (of a right
+                # value: _reconstruct); the others are proven so, in parts side by side
+                terms = lowest_terms(nums[first is not None:], den, sample=0, pool=pool,
+                                     ways=self.threads if pool is not None else 1)
                 values = [coprime_mpq(n, d) for n, d in zip(*terms)]
+                if first is not None:
+                    values.insert(0, coprime_mpq(*first) if first[0] else mpq(0))
                 terms_seconds = time.perf_counter() - t2
         bits = int(sum(float(np.log2(p.astype(np.float64)).sum()) for p, _, _ in chunks))
         return Candidate(values, rejected, time.perf_counter() - t0, t1 - t0,
                          via and values is not None, bits, sum(spent), rr_seconds, terms_seconds)
 
-    def _over_multiple(self, columns: list[Future[mpz]], m: mpz) -> tuple[list[mpz], mpz] | None:
-        """``(N_j, D)`` over the denominator multiple ``D`` (the last column), once its
-        remainder is 64 bits below the modulus and every ``N_j = x_j D mod m`` lies in
+    def _over_multiple(self, columns: list[Future[mpz]], m: mpz
+                       ) -> tuple[list[mpz], mpz, None] | None:
+        """``(N_j, D, None)`` over the denominator multiple ``D`` (the last column), once
+        its remainder is 64 bits below the modulus and every ``N_j = x_j D mod m`` lies in
         ``[0, D]``; else None."""
         if not self.multiple:
             return None
@@ -816,12 +835,12 @@ class ReconstructionStream:
         if big <= 0 or big.bit_length() + 64 > m.bit_length():
             return None
         nums = [(x * big) % m for x in xs[:-1]]
-        return (nums, big) if all(nj <= big for nj in nums) else None
+        return (nums, big, None) if all(nj <= big for nj in nums) else None
 
     def _reconstruct(self, columns: list[Future[mpz]], m: mpz, held: list[tuple[int, list[int]]],
                      pool: Executor | None = None, helpers: Helpers | None = None
-                     ) -> tuple[tuple[list[mpz], mpz] | None, int, float]:
-        """``(N_j, D)``: value 0 by rational reconstruction (while ``pool`` sums the other
+                     ) -> tuple[tuple[list[mpz], mpz, tuple[mpz, mpz]] | None, int, float]:
+        """``(N_j, D, (a, b))``: value 0 by rational reconstruction (while ``pool`` sums the other
         columns; its half-gcd's products shared with ``helpers``), checked at the held-out
         primes at once (a modulus too small gives a fraction there, wrong: the other
         values would each need a reconstruction of their own to show it); the others
@@ -833,13 +852,15 @@ class ReconstructionStream:
         ``gcd(a, b) = 1`` and the ``mpq`` of :func:`rational_reconstruct`: two gcds of
         the full size (about 80 s each at 300 million bits here). Neither is what makes a
         candidate right: the held-out primes and the sum are, and they hold for any
-        integers ``N_j, D``. A candidate that passes them is then reduced, every seat at
-        once (:func:`~ladders.solver.exact.lowest_terms`), so a pair with a common
-        factor gives the same fractions. A right candidate has none anyway: if ``a/b``
-        is the value and ``a'/b'`` its lowest terms, ``(a', b')`` lies within Wang's
+        integers ``N_j, D``. A candidate that passes them is then reduced, every other
+        seat at once (:func:`~ladders.solver.exact.lowest_terms`). Value 0's pair has no
+        common factor where the candidate is right: if ``a/b`` is the value and
+        ``a'/b'`` its lowest terms, ``(a', b')`` lies within Wang's
         bounds too, and the pair at his stop is unique up to a factor ``alpha`` with
         ``(a', b') = alpha (a, b)`` (von zur Gathen and Gerhard, *Modern Computer
-        Algebra*, Theorem 5.26), so ``alpha = +-1``.
+        Algebra*, Theorem 5.26), so ``alpha = +-1``. So value 0 is ``a/b`` as it stands
+        (the third item; ``N_0 = a D / b`` where D grew), and only the other seats are
+        reduced: at five players' full size a product of 300 million bits less.
         """
         x0 = columns[0].result()
         t0 = time.perf_counter()
@@ -867,7 +888,7 @@ class ReconstructionStream:
                 den *= factor
                 grown_by *= factor
             nums.append(nj)
-        return (nums, den), 0, seconds
+        return (nums, den, pair), 0, seconds
 
     @staticmethod
     def _grow(x: mpz, nj: mpz, den: mpz, m: mpz) -> tuple[mpz, mpz] | None:

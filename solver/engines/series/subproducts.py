@@ -18,9 +18,16 @@ which made the pairwise CRT of a 5-player run about 40 minutes.
 
 The primes come in *groups* (runs of a run's batches). The tree's levels above the
 groups are the caller's (:func:`crt_grouped`); everything below a group is one call of
-:func:`group_terms`, a function of the group's own residues and of one number,
-``M mod M_g^2``, so that a driver can hand the groups to workers (its ``mapper``) and
-keep only the top of the tree: for 10 million primes in 64 groups, 6 of its 23 levels.
+:func:`group_terms`, a function of the group's own residues and of its :class:`Top`
+(in the end one number, ``M mod M_g^2``), so that a driver can hand the groups to
+workers (its ``mapper``) and keep only the top of the tree: for 10 million primes in 64
+groups, 6 of its 23 levels. The remainders go down only the top two of those here
+(to :data:`HAND_OVER` nodes); each group takes its own path down the rest, from its
+ancestor's remainder: a division at each of four levels more for each group (about 5
+s at five players' full size, on workers that are idle while the driver waits), where
+the driver would take its two threads through every node of those levels (about 45 s
+of its 59). A group's product comes from its batches' products where the caller has
+them (:attr:`Group.products`: taken as the batches arrived, not after the last one).
 """
 
 from __future__ import annotations
@@ -49,12 +56,22 @@ class Group:
     #: the residue columns to combine, in this order (None: every one): a race's last
     #: seat is one minus the others, so its column need not be combined
     keep: tuple[int, ...] | None = None
+    #: the product of each part's primes where the caller has it (None where not; no
+    #: items: none known)
+    products: tuple[mpz | None, ...] = ()
 
     @classmethod
     def of(cls, primes: np.ndarray, residues: np.ndarray, source: tuple[Any, ...] = (),
            keep: tuple[int, ...] | None = None) -> Group:
         """A group of one run of rows."""
         return cls(((primes, residues),), source, keep)
+
+    def product(self) -> mpz:
+        """The product of the group's primes (its root in the tree), from its parts'
+        products where known."""
+        known = self.products or (None,) * len(self.parts)
+        return product_tree([group_product(p) if k is None else k
+                             for (p, _), k in zip(self.parts, known)])[-1][0]
 
     @property
     def primes(self) -> np.ndarray:
@@ -82,23 +99,47 @@ def _joined(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
+#: The remainders down the tree above the groups stop at the first level of at most
+#: this many nodes; each group goes on from there by itself (:class:`Top`).
+HAND_OVER = 4
+
+
+@dataclass(frozen=True)
+class Top:
+    """Where a group's remainders start: ``rem = M mod A^2`` for its ancestor A at the
+    level where the caller stopped going down (:data:`HAND_OVER`), and the products of
+    the nodes from A's child down to the group's parent (``path``; groups under the same
+    A share these objects)."""
+
+    rem: mpz
+    path: tuple[mpz, ...] = ()
+
+    def at(self, root: mpz) -> mpz:
+        """``M mod root^2`` for the group's own product ``root``: down the path."""
+        rem = self.rem
+        for node in (*self.path, root):
+            rem = rem % (node * node)
+        return rem
+
+
 #: ``mapper(groups, tops)``: :func:`group_terms` of each group with its ``top``, in
 #: order. This process by default; a cluster's workers where the groups should go there.
-Mapper = Callable[[Sequence[Group], Sequence[mpz]], list[list[mpz]]]
+Mapper = Callable[[Sequence[Group], Sequence[Top]], list[list[mpz]]]
 
 
-def local_mapper(groups: Sequence[Group], tops: Sequence[mpz]) -> list[list[mpz]]:
+def local_mapper(groups: Sequence[Group], tops: Sequence[Top]) -> list[list[mpz]]:
     """Every group in this process, one after the other."""
     return [group_terms(g.primes, g.residues, t) for g, t in zip(groups, tops)]
 
 
-def product_tree(leaves: Sequence[mpz]) -> list[list[mpz]]:
+def product_tree(leaves: Sequence[mpz], pool: Executor | None = None) -> list[list[mpz]]:
     """The subproduct tree, leaves first: level ``k+1`` holds the products of pairs of
-    level ``k`` (an odd last node goes up as it is); the last level is ``[prod]``."""
+    level ``k`` (an odd last node goes up as it is); the last level is ``[prod]``. A
+    level's products side by side in ``pool`` where there is one."""
     levels = [list(leaves)]
     while len(levels[-1]) > 1:
         low = levels[-1]
-        up = [low[i] * low[i + 1] for i in range(0, len(low) - 1, 2)]
+        up = each_in(pool, _times, low[0:-1:2], low[1::2])
         if len(low) % 2:
             up.append(low[-1])
         levels.append(up)
@@ -154,19 +195,30 @@ def group_product(primes: np.ndarray) -> mpz:
     return product_tree([mpz(q) for q in primes.tolist()])[-1][0] if len(primes) else mpz(1)
 
 
-def group_terms(primes: np.ndarray, residues: np.ndarray, top: mpz) -> list[mpz]:
+def group_terms(primes: np.ndarray, residues: np.ndarray, top: Top) -> list[mpz]:
     """A group's part of every value's sum: ``y_j = sum_{i in g} c_ij (M_g / m_i)``, from
-    ``top = M mod M_g^2`` (M the modulus of all groups): below the group, the
-    remainders go down to ``M mod m_i^2``, the weights ``(M/m_i)^-1 mod m_i`` are word
-    inverses, and the sum goes back up to the group's root."""
+    its ``top`` (``M mod M_g^2`` once down its path, M the modulus of all groups): below
+    the group, the remainders go down to ``M mod m_i^2``, the weights ``(M/m_i)^-1 mod
+    m_i`` are word inverses, and the sum goes back up to the group's root."""
     mods = [mpz(q) for q in primes.tolist()]
     tree = product_tree(mods)
     weights = []
-    for m, rem in zip(mods, remainders_down(top, tree)):
+    for m, rem in zip(mods, remainders_down(top.at(tree[-1][0]), tree)):
         weights.append(invert(rem // m, m))
     rows = residues.tolist()
     return [combine_up([r[j] * w % m for r, w, m in zip(rows, weights, mods)], tree)
             for j in range(residues.shape[1])]
+
+
+def tops_of(tree: list[list[mpz]], pool: Executor | None = None) -> list[Top]:
+    """Each leaf's :class:`Top` in ``tree`` (the groups' products, leaves first): the
+    remainders of the root down to the first level of at most :data:`HAND_OVER` nodes,
+    each leaf's path below it. Leaf i's ancestor at level l is node ``i >> l`` (a
+    level's pairs are ``(2j, 2j + 1)``; an odd last node goes up as node ``j`` alone)."""
+    stop = next(level for level, nodes in enumerate(tree) if len(nodes) <= HAND_OVER)
+    rems = remainders_down(tree[-1][0], tree[stop:], pool)
+    return [Top(rems[i >> stop], tuple(tree[level][i >> level] for level in range(stop - 1, 0, -1)))
+            for i in range(len(tree[0]))]
 
 
 def crt_grouped(groups: Sequence[Group], mapper: Mapper = local_mapper) -> tuple[list[mpz], mpz]:
@@ -187,10 +239,9 @@ def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
     pool's initializer)."""
     if not groups:
         raise ValueError("no primes to combine")
-    tree = product_tree(each_in(pool, group_product, [g.primes for g in groups]))
+    tree = product_tree(each_in(pool, Group.product, groups), pool)
     modulus = tree[-1][0]
-    tops = remainders_down(modulus, tree, pool)
-    parts = [list(p) for p in mapper(groups, tops)]
+    parts = [list(p) for p in mapper(groups, tops_of(tree, pool))]
 
     def column(j: int, helpers: Executor | None = None) -> mpz:
         terms = [p[j] for p in parts]

@@ -69,6 +69,45 @@ def test_columns_in_threads_are_the_same_crt() -> None:
     assert (threaded, m) == crt_grouped(groups) == crt_tree(residues, PRIMES)
 
 
+@pytest.mark.parametrize("count", [1, 2, 4, 5, 8, 9, 17, 40, 65])
+def test_groups_below_the_hand_over_go_down_their_own_paths(count: int) -> None:
+    """The remainders stop at the first level of at most HAND_OVER nodes; each group goes
+    down its ancestor's path (odd nodes carried up included) to the same CRT."""
+    from ladders.solver.engines.series.subproducts import HAND_OVER, product_tree, tops_of
+    rng = random.Random(count)
+    primes = PRIMES[:4 * count]
+    residues = np.array([[rng.randrange(q) for _ in range(2)] for q in primes], dtype=np.uint64)
+    groups = [Group.of(np.array(primes[a:a + 4], dtype=np.uint64), residues[a:a + 4])
+              for a in range(0, len(primes), 4)]
+    assert crt_grouped(groups) == crt_tree(residues, primes)
+    tree = product_tree([mpz(np.prod([int(q) for q in g.primes], dtype=object)) for g in groups])
+    tops = tops_of(tree)
+    levels = max(len(top.path) for top in tops)
+    assert (levels > 0) == (count > 2 * HAND_OVER)
+    m = tree[-1][0]
+    assert [top.at(g) for top, g in zip(tops, tree[0])] == [m % (g * g) for g in tree[0]]
+
+
+def test_a_groups_product_comes_from_its_parts_products_where_known() -> None:
+    """A stream's groups carry their whole batches' products, taken as the batches came
+    (a batch cut at the held-out primes has none); a group's product is the same either
+    way."""
+    stream = ReconstructionStream(2, holdout=3, groups=4)
+    rng = random.Random(3)
+    for a in range(0, 60, 6):
+        primes = np.array(PRIMES[a:a + 6], dtype=np.uint64)
+        stream.add(primes, np.array([[rng.randrange(q) for _ in range(2)] for q in primes.tolist()],
+                                    dtype=np.uint64), attempt=False)
+    groups = stream._groups(stream.snapshot(), 60 - 3)
+    known = [k for g in groups for k in g.products]
+    assert known[:-1] == [mpz(np.prod([int(q) for q in PRIMES[a:a + 6]], dtype=object))
+                          for a in range(0, 54, 6)]
+    assert known[-1] is None            # the last batch, cut before its held-out primes
+    for g in groups:
+        assert g.product() == Group(g.parts).product() == mpz(np.prod(
+            [int(q) for q in g.primes], dtype=object))
+
+
 def test_tree_passes() -> None:
     leaves = [mpz(q) for q in PRIMES[:7]]
     tree = product_tree(leaves)
@@ -123,3 +162,16 @@ def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int, players
         assert (stages["bits"], stages["columns"]) == (last["bits"], players - 1)
         assert 0 <= stages["tree"] <= stages["tops"] <= stages["groups_done"] <= min(
             stages["columns_done"])
+        # the whole attempt, its groups timed one by one, then served from their cache
+        cache = tmp_path / "groups.pkl"
+        for run in range(2):
+            whole = json.loads(subprocess.run(
+                [sys.executable, str(script.with_name("crt_stages.py")), str(tmp_path / "s"),
+                 "--attempt", "--groups-cache", str(cache)],
+                capture_output=True, text=True, timeout=600, check=True).stdout)
+            marks = whole["marks"]
+            assert whole["found"] and whole["bits"] == last["bits"] and cache.exists()
+            assert 0 <= whole["group_seconds"]["max"] <= whole["group_seconds"]["sum"]
+            assert whole["driver_seconds"] <= whole["seconds"]
+            assert (marks["groups_out"] <= marks["groups_back"] <= marks["hgcd_start"]
+                    <= marks["hgcd_end"] <= marks["terms_start"] <= marks["terms_end"])
