@@ -150,6 +150,9 @@ def driver(store_dir: str, bits: int, workers_n: int, players: int) -> dict:
         stream.mapper = group_mapper(client, store)
         if hasattr(stream, "let_go_of_residues"):     # (not before issue 39's six players)
             stream.let_go_of_residues()
+        if hasattr(stream, "stop_at"):                # (not before the groups' own paths)
+            from ladders.solver.engines.series.subproducts import hand_over
+            stream.stop_at = hand_over(stream.groups, workers_n, stream.threads)
     commit = read = 0.0
     attempts = []
     resident = ResidentPeak()

@@ -19,7 +19,8 @@ prints each stage's end, in seconds from the start, as one JSON line::
 ``--attempt`` runs the whole attempt (the stream's own ``try_snapshot``: CRT, the first
 seat's half-gcd, the other seats over its denominator, lowest terms) and marks where
 the groups are handed over and come back, where the half-gcd and the lowest terms
-start and end. On a cluster the groups are tasks on workers that are idle then, each
+start and end, for a cluster of ``--workers`` workers (default 64: every group goes
+down its own path from where the driver stops, ``subproducts.hand_over``). On a cluster the groups are tasks on workers that are idle then, each
 group one task: what the tail waits for is the driver's part and the longest group.
 So the groups run here one at a time, each timed (``group_seconds``), and the driver's
 part is the attempt less the groups (``driver_seconds``). ``--groups-cache FILE`` keeps
@@ -103,14 +104,17 @@ def stages(store_dir: str, players: int, threads: int) -> dict:
     return out
 
 
-def attempt(store_dir: str, players: int, threads: int, cache: Path | None) -> dict:
-    """The whole last attempt: its marks (seconds from its start), the groups' own
-    seconds (from the run that computed them), the driver's part and whether it found
-    the fractions."""
+def attempt(store_dir: str, players: int, threads: int, cache: Path | None,
+            workers: int) -> dict:
+    """The whole last attempt, as a driver with ``workers`` workers makes it (where its
+    remainders stop: ``subproducts.hand_over``): its marks (seconds from its start), the
+    groups' own seconds (from the run that computed them), the driver's part and whether
+    it found the fractions."""
     from ladders.solver.engines.series import reconstruct as rc
     from ladders.solver.engines.series import subproducts as sp
     stream, chunks = last_attempt(store_dir, players)
     stream.threads = threads
+    stream.stop_at = sp.hand_over(stream.groups, workers, threads)
     marks: dict[str, float] = {}
     t0 = time.perf_counter()
 
@@ -153,7 +157,8 @@ def attempt(store_dir: str, players: int, threads: int, cache: Path | None) -> d
         rc._wang_pair, rc.lowest_terms = originals
     seconds = candidate.seconds
     groups = marks["groups_back"] - marks["groups_out"]
-    return {"bits": stream.bits, "groups": len(held["seconds"]), "found": candidate.values is not None,
+    return {"bits": stream.bits, "groups": len(held["seconds"]), "stop_at": stream.stop_at,
+            "found": candidate.values is not None,
             "seconds": round(seconds, 2), "driver_seconds": round(seconds - groups, 2),
             "group_seconds": {"max": round(max(held["seconds"]), 2),
                               "sum": round(sum(held["seconds"]), 2)},
@@ -169,13 +174,17 @@ def main() -> None:
                         help="the attempt's threads (the driver's default)")
     parser.add_argument("--attempt", action="store_true",
                         help="the whole attempt: the driver's part and the groups' tasks")
+    parser.add_argument("--workers", type=int, default=64,
+                        help="with --attempt: the cluster's workers (where the remainders "
+                        "stop; default 64, a worker a group)")
     parser.add_argument("--groups-cache", type=Path,
                         help="with --attempt: keep the groups' terms here, or serve them from here")
     args = parser.parse_args()
     if not Path(args.store, "receipts.json").exists():
         sys.exit(f"{args.store}: no receipts.json (write it with scripts/bench_driver.py)")
     if args.attempt:
-        print(json.dumps(attempt(args.store, args.players, args.threads, args.groups_cache)))
+        print(json.dumps(attempt(args.store, args.players, args.threads, args.groups_cache,
+                                 args.workers)))
     else:
         print(json.dumps(stages(args.store, args.players, args.threads)))
 

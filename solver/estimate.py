@@ -204,8 +204,10 @@ def series_primes(data: Any, players: int) -> int:
 #: the store (``scripts/bench_driver.py --players 6 --scale 0.0625 --workers 2``,
 #: 2026-11-27: 0.55 GB before the last attempt, the primes and the last batch's
 #: residues; 3.97 GB and 0.82 GB when the driver kept every residue and combined the
-#: last seat's column), 0.6 GB in the largest process of the 4-player run (31 million).
-SERIES_DRIVER_BYTES_PER_BIT = 4.7
+#: last seat's column), 0.6 GB in the largest process of the 4-player run (31 million);
+#: and, since, each batch's product of primes, kept for the attempts' groups (one bit a
+#: bit of the modulus: 0.125 bytes, about 1.3 GB at six players; computed, not measured).
+SERIES_DRIVER_BYTES_PER_BIT = 4.8
 SERIES_DRIVER_BASE_BYTES = 0.5e9
 
 
@@ -228,7 +230,7 @@ def series_worker_bytes(data: Any, players: int) -> float:
 
 def series_driver_bytes(data: Any, players: int) -> float:
     """The series driver's peak memory, by the size of the fractions it reconstructs:
-    6 players on hasbro, fractions of 10 billion bits, about 47 GB (a large node's, see
+    6 players on hasbro, fractions of 10 billion bits, about 48 GB (a large node's, see
     docs/frontier.md)."""
     from ladders.solver.engines.series import expected_digits
     bits = 2 * expected_digits(data, players) * math.log2(10)
@@ -249,24 +251,30 @@ SERIES_CONTENTION = 0.08
 MACHINE_WORKERS = 16
 #: The reconstruction that succeeds, after the last batch the run needs (the CRT of
 #: every residue but the last seat's, the half-gcd of one seat, the others through its
-#: denominator, the lowest terms), measured in the driver alone with 2 threads on a
-#: 2-core Intel Xeon (``scripts/bench_driver.py``, 2026-11-27, 8fd607a): 15.6 s at 31.6
-#: million bits (4 players on hasbro, the last attempt replayed from the run's store)
-#: and 567.7 s at 617 million (five seats of known fractions at five players' full
-#: size, ``--scale 1``):
+#: denominator, the lowest terms), measured in one process with 2 threads on a 2-core
+#: Intel Xeon (2026-11-27, bcb6aa7): 13.9 s at 31.6 million bits (4 players on hasbro,
+#: the last attempt replayed from the run's store, ``scripts/bench_driver.py --replay``)
+#: and 522 s at 617 million (five seats of known fractions at five players' full size:
+#: ``scripts/crt_stages.py --attempt --workers 1``, 325 s, and its 64 groups one after
+#: the other, 197 s):
 #: ``SERIES_TAIL_SECONDS x (bits / SERIES_TAIL_BITS) ^ SERIES_TAIL_POWER`` passes
-#: through both (six seats at 625 million bits: 577 s by the model, 553.8 s measured
-#: with the groups on two workers). Three players, over the denominator multiple, take
-#: no rational reconstruction: 0.23 s at 614,000 bits
-#: (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
-SERIES_TAIL_SECONDS = 15.6
+#: through both. Three players, over the denominator multiple, take no rational
+#: reconstruction: 0.23 s at 614,000 bits (:data:`SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT`).
+SERIES_TAIL_SECONDS = 13.9
 SERIES_TAIL_BITS = 31.6e6
-SERIES_TAIL_POWER = 1.21
+SERIES_TAIL_POWER = 1.22
 SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT = 4e-7
 #: Of that reconstruction, the share of the CRT's groups (the tree below its top
-#: levels, in about 64 groups): tasks on the workers in a cluster run (29 % of the 4-
-#: player attempt above, 33 % of the five seats').
-SERIES_TAIL_GROUPS = 0.30
+#: levels, in about 64 groups): tasks on the workers in a cluster run (32 % of the 4-
+#: player attempt above, 38 % of the five seats').
+SERIES_TAIL_GROUPS = 0.35
+#: With workers enough that the driver hands the lower levels of its remainders over to
+#: the groups (``subproducts.hand_over``), its part shrinks by this factor and the
+#: longest group grows by ``SERIES_TAIL_PATH`` against the mean group without its path:
+#: at five players' full size (``crt_stages.py --attempt``, ``--workers 64`` against
+#: ``--workers 1``) 283 s against 325 s, and 8.6 s against 197 s / 64.
+SERIES_TAIL_HANDED = 0.87
+SERIES_TAIL_PATH = 2.8
 
 
 def tail_seconds(bits: float, multiple: bool, workers: int = 1) -> float:
@@ -276,16 +284,25 @@ def tail_seconds(bits: float, multiple: bool, workers: int = 1) -> float:
     return sum(tail_parts(bits, multiple, workers))
 
 
-def tail_parts(bits: float, multiple: bool, workers: int = 1) -> tuple[float, float]:
-    """``(driver, groups)``: the seconds of :func:`tail_seconds` that stay in the driver,
-    and those of the CRT's groups on ``workers`` (what more workers shorten)."""
+def tail_parts(bits: float, multiple: bool, workers: int = 1,
+               threads: int = 2) -> tuple[float, float]:
+    """``(driver, groups)``: the seconds of :func:`tail_seconds` that stay in the driver
+    (with ``threads`` threads), and those of the CRT's groups on ``workers`` (what more
+    workers shorten, down to one group each: an attempt has about 64; with many workers
+    each group also goes down its own path, :data:`SERIES_TAIL_HANDED`)."""
+    from ladders.solver.engines.series.reconstruct import ReconstructionStream
+    from ladders.solver.engines.series.subproducts import hand_over
     if multiple:
         return bits * SERIES_TAIL_MULTIPLE_SECONDS_PER_BIT, 0.0
     whole = SERIES_TAIL_SECONDS * (bits / SERIES_TAIL_BITS) ** SERIES_TAIL_POWER
     if workers <= 1:
         return whole, 0.0
+    count = ReconstructionStream.groups
     groups = whole * SERIES_TAIL_GROUPS
-    return whole - groups, groups / workers
+    driver = whole - groups
+    if hand_over(count, workers, threads) < count:
+        driver, groups = driver * SERIES_TAIL_HANDED, groups * SERIES_TAIL_PATH
+    return driver, groups / min(workers, count)
 
 
 def contention(per_machine: int) -> float:

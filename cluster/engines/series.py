@@ -194,6 +194,10 @@ class SeriesWork(BatchWork):
             if self.inline():
                 stream.record(stream.try_snapshot(snapshot))
             else:
+                # the groups go down their own paths where the workers are many enough
+                from ladders.solver.engines.series.subproducts import hand_over
+                workers = len(self.client.scheduler_info().get("workers", {}))
+                stream.stop_at = hand_over(stream.groups, workers, stream.threads)
                 self._attempt = Attempt(stream, snapshot)
         return stream.values is not None
 

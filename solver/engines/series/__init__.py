@@ -79,7 +79,7 @@ Q), :mod:`.kernels` (every seat modulo a batch of primes, the two-player table; 
 :mod:`.montgomery` (Montgomery arithmetic mod word-size primes), :mod:`.hgcd` (the
 half-gcd inverse), :mod:`.schur` (the Schur-Cohn inverse), :mod:`.reconstruct` (primes,
 CRT, reconstruction and its stream), :mod:`.subproducts` (CRT of millions of primes in
-groups), :mod:`.recheck` (``ladders verify``'s check at fresh primes), :mod:`.jit`
+groups), :mod:`.lehmer` (the half-gcd's base case, compiled), :mod:`.recheck` (``ladders verify``'s check at fresh primes), :mod:`.jit`
 (numba's cache folder) and :mod:`.warm` (the kernels loaded, for a cluster's workers).
 
 The engine's interface to the rest of `ladders` is at the end of this module:

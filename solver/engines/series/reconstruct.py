@@ -538,6 +538,9 @@ class ReconstructionStream:
     #: groups of an attempt's CRT: the lower trees go through ``mapper`` in about this many
     groups: int = 64
     mapper: Mapper = local_mapper
+    #: where the CRT's remainders stop, the groups going on by themselves (None: down to
+    #: the groups; a cluster's mapper sets it, ``subproducts.hand_over``)
+    stop_at: int | None = None
     #: threads of this process for an attempt of :data:`THREAD_BITS` or more: the CRT's
     #: levels above the groups, its columns, and the seats over the first one's
     #: denominator, beside the first seat's half-gcd (gmpy2's products let go of the
@@ -777,7 +780,7 @@ class ReconstructionStream:
             spent.append(time.perf_counter() - ta)
             return parts
 
-        columns, m = crt_columns(self._groups(chunks, build), timed, pool)
+        columns, m = crt_columns(self._groups(chunks, build), timed, pool, self.stop_at)
         finished: list[float] = []
         for column in columns:
             column.add_done_callback(lambda _: finished.append(time.perf_counter()))

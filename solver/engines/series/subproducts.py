@@ -21,13 +21,15 @@ groups are the caller's (:func:`crt_grouped`); everything below a group is one c
 :func:`group_terms`, a function of the group's own residues and of its :class:`Top`
 (in the end one number, ``M mod M_g^2``), so that a driver can hand the groups to
 workers (its ``mapper``) and keep only the top of the tree: for 10 million primes in 64
-groups, 6 of its 23 levels. The remainders go down only the top two of those here
-(to :data:`HAND_OVER` nodes); each group takes its own path down the rest, from its
-ancestor's remainder: a division at each of four levels more for each group (about 5
-s at five players' full size, on workers that are idle while the driver waits), where
-the driver would take its two threads through every node of those levels (about 45 s
-of its 59). A group's product comes from its batches' products where the caller has
-them (:attr:`Group.products`: taken as the batches arrived, not after the last one).
+groups, 6 of its 23 levels. On a cluster of many workers the remainders go down only
+the top two of those here (to :data:`HAND_OVER` nodes, :func:`hand_over`); each group
+takes its own path down the rest, from its ancestor's remainder: a division at each of
+four levels more for each group (about 5 s at five players' full size, on workers that
+are idle while the driver waits), where the driver would take its two threads through
+every node of those levels (about 45 s of its 59). With few workers the driver goes
+down to the groups itself (each group's path would cost more than the driver's share).
+A group's product comes from its batches' products where the caller has them
+(:attr:`Group.products`: taken as the batches arrived, not after the last one).
 """
 
 from __future__ import annotations
@@ -99,15 +101,27 @@ def _joined(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-#: The remainders down the tree above the groups stop at the first level of at most
-#: this many nodes; each group goes on from there by itself (:class:`Top`).
+#: On a cluster of a worker a group or more, the remainders down the tree above the
+#: groups stop at the first level of at most this many nodes; each group goes on from
+#: there by itself (:class:`Top`). Not fewer: the two nodes below the root would send
+#: each group a remainder of the modulus' size (77 MB at five players).
 HAND_OVER = 4
+
+
+def hand_over(groups: int, workers: int, threads: int) -> int:
+    """Where the remainders stop (:func:`tops_of`) for ``groups`` groups on ``workers``
+    workers, the driver with ``threads`` threads: a level of N nodes costs the driver N /
+    threads divisions of its nodes' size, each group one more, and a worker takes
+    ``ceil(groups / workers)`` groups one after the other; so the driver keeps the levels
+    where ``N <= threads ceil(groups / workers)`` (all of them where workers are few),
+    and never fewer than :data:`HAND_OVER` nodes."""
+    return max(HAND_OVER, threads * -(-groups // max(workers, 1)))
 
 
 @dataclass(frozen=True)
 class Top:
     """Where a group's remainders start: ``rem = M mod A^2`` for its ancestor A at the
-    level where the caller stopped going down (:data:`HAND_OVER`), and the products of
+    level where the caller stopped going down (:func:`hand_over`), and the products of
     the nodes from A's child down to the group's parent (``path``; groups under the same
     A share these objects)."""
 
@@ -210,12 +224,15 @@ def group_terms(primes: np.ndarray, residues: np.ndarray, top: Top) -> list[mpz]
             for j in range(residues.shape[1])]
 
 
-def tops_of(tree: list[list[mpz]], pool: Executor | None = None) -> list[Top]:
+def tops_of(tree: list[list[mpz]], pool: Executor | None = None,
+            stop_at: int | None = None) -> list[Top]:
     """Each leaf's :class:`Top` in ``tree`` (the groups' products, leaves first): the
-    remainders of the root down to the first level of at most :data:`HAND_OVER` nodes,
-    each leaf's path below it. Leaf i's ancestor at level l is node ``i >> l`` (a
-    level's pairs are ``(2j, 2j + 1)``; an odd last node goes up as node ``j`` alone)."""
-    stop = next(level for level, nodes in enumerate(tree) if len(nodes) <= HAND_OVER)
+    remainders of the root down to the first level of at most ``stop_at`` nodes (None:
+    down to the leaves), each leaf's path below it. Leaf i's ancestor at level l is node
+    ``i >> l`` (a level's pairs are ``(2j, 2j + 1)``; an odd last node goes up as node
+    ``j`` alone)."""
+    stop = next(level for level, nodes in enumerate(tree)
+                if stop_at is None or len(nodes) <= stop_at)
     rems = remainders_down(tree[-1][0], tree[stop:], pool)
     return [Top(rems[i >> stop], tuple(tree[level][i >> level] for level in range(stop - 1, 0, -1)))
             for i in range(len(tree[0]))]
@@ -230,18 +247,20 @@ def crt_grouped(groups: Sequence[Group], mapper: Mapper = local_mapper) -> tuple
 
 
 def crt_columns(groups: Sequence[Group], mapper: Mapper = local_mapper,
-                pool: Executor | None = None) -> tuple[list[Future[mpz]], mpz]:
+                pool: Executor | None = None,
+                stop_at: int | None = None) -> tuple[list[Future[mpz]], mpz]:
     """:func:`crt_grouped` with the levels above the groups in ``pool``'s threads (a
     level's remainders side by side; the first column's sum with a level's products
     side by side, then each other column's sum as a task of its own): the columns as
-    futures, so that a caller can start on the first while the others are summed. Without a pool, everything here, the futures done. The threads help where
-    gmpy2 lets go of the interpreter lock in its products (``exact.release_gil`` as the
-    pool's initializer)."""
+    futures, so that a caller can start on the first while the others are summed.
+    Without a pool, everything here, the futures done. The threads help where gmpy2 lets
+    go of the interpreter lock in its products (``exact.release_gil`` as the pool's
+    initializer). The remainders stop at ``stop_at`` nodes (:func:`tops_of`)."""
     if not groups:
         raise ValueError("no primes to combine")
     tree = product_tree(each_in(pool, Group.product, groups), pool)
     modulus = tree[-1][0]
-    parts = [list(p) for p in mapper(groups, tops_of(tree, pool))]
+    parts = [list(p) for p in mapper(groups, tops_of(tree, pool, stop_at))]
 
     def column(j: int, helpers: Executor | None = None) -> mpz:
         terms = [p[j] for p in parts]

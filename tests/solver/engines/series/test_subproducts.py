@@ -73,19 +73,30 @@ def test_columns_in_threads_are_the_same_crt() -> None:
 def test_groups_below_the_hand_over_go_down_their_own_paths(count: int) -> None:
     """The remainders stop at the first level of at most HAND_OVER nodes; each group goes
     down its ancestor's path (odd nodes carried up included) to the same CRT."""
-    from ladders.solver.engines.series.subproducts import HAND_OVER, product_tree, tops_of
+    from ladders.solver.engines.series.subproducts import (HAND_OVER, local_mapper, product_tree,
+                                                           tops_of)
     rng = random.Random(count)
     primes = PRIMES[:4 * count]
     residues = np.array([[rng.randrange(q) for _ in range(2)] for q in primes], dtype=np.uint64)
     groups = [Group.of(np.array(primes[a:a + 4], dtype=np.uint64), residues[a:a + 4])
               for a in range(0, len(primes), 4)]
-    assert crt_grouped(groups) == crt_tree(residues, primes)
+    columns, m = crt_columns(groups, local_mapper, None, HAND_OVER)
+    assert ([c.result() for c in columns], m) == crt_grouped(groups) == crt_tree(residues, primes)
     tree = product_tree([mpz(np.prod([int(q) for q in g.primes], dtype=object)) for g in groups])
-    tops = tops_of(tree)
+    assert all(top.path == () for top in tops_of(tree))     # (by default down to the groups)
+    tops = tops_of(tree, stop_at=HAND_OVER)
     levels = max(len(top.path) for top in tops)
     assert (levels > 0) == (count > 2 * HAND_OVER)
     m = tree[-1][0]
     assert [top.at(g) for top, g in zip(tops, tree[0])] == [m % (g * g) for g in tree[0]]
+
+
+def test_the_driver_keeps_the_levels_its_threads_do_faster_than_the_workers() -> None:
+    """A level of N nodes stays with the driver while N / threads divisions take no
+    longer than a worker's ceil(groups / workers) groups one more each."""
+    from ladders.solver.engines.series.subproducts import HAND_OVER, hand_over
+    assert hand_over(64, 2, 2) == 64 and hand_over(64, 0, 2) == 128     # down to the groups
+    assert hand_over(64, 16, 2) == 8 and hand_over(64, 64, 2) == HAND_OVER == hand_over(64, 256, 4)
 
 
 def test_a_groups_product_comes_from_its_parts_products_where_known() -> None:
