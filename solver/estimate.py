@@ -200,14 +200,14 @@ def series_primes(data: Any, players: int) -> int:
 
 #: Bytes the series driver holds per bit of a seat's fraction (numerator and
 #: denominator together) in its attempt at full size, and what any driver holds besides:
-#: 3.44 GB at most for 625 million bits of six seats, the groups on two workers reading
+#: 3.69 GB at most for 625 million bits of six seats, the groups on two workers reading
 #: the store (``scripts/bench_driver.py --players 6 --scale 0.0625 --workers 2``,
-#: 2026-11-27: 0.55 GB before the last attempt, the primes and the last batch's
-#: residues; 3.97 GB and 0.82 GB when the driver kept every residue and combined the
-#: last seat's column), 0.6 GB in the largest process of the 4-player run (31 million);
-#: and, since, each batch's product of primes, kept for the attempts' groups (one bit a
-#: bit of the modulus: 0.125 bytes, about 1.3 GB at six players; computed, not measured).
-SERIES_DRIVER_BYTES_PER_BIT = 4.8
+#: 2026-11-27, 3002903: 0.66 GB before the last attempt, the primes, each batch's product
+#: of primes and the last batch's residues; 3.44 GB before the batches' products and the
+#: levels' products side by side, 3.97 GB when the driver kept every residue and
+#: combined the last seat's column), 0.6 GB in the largest process of the 4-player run
+#: (31 million).
+SERIES_DRIVER_BYTES_PER_BIT = 5.1
 SERIES_DRIVER_BASE_BYTES = 0.5e9
 
 
@@ -230,7 +230,7 @@ def series_worker_bytes(data: Any, players: int) -> float:
 
 def series_driver_bytes(data: Any, players: int) -> float:
     """The series driver's peak memory, by the size of the fractions it reconstructs:
-    6 players on hasbro, fractions of 10 billion bits, about 48 GB (a large node's, see
+    6 players on hasbro, fractions of 10 billion bits, about 51 GB (a large node's, see
     docs/frontier.md)."""
     from ladders.solver.engines.series import expected_digits
     bits = 2 * expected_digits(data, players) * math.log2(10)
