@@ -20,8 +20,9 @@ prints each stage's end, in seconds from the start, as one JSON line::
 seat's half-gcd, the other seats over its denominator, lowest terms) and marks where
 the groups are handed over and come back, where the half-gcd and the lowest terms
 start and end, for a cluster of ``--workers`` workers (default 64: every group goes
-down its own path from where the driver stops, ``subproducts.hand_over``). On a cluster the groups are tasks on workers that are idle then, each
-group one task: what the tail waits for is the driver's part and the longest group.
+down its own path from where the driver stops, ``subproducts.hand_over``). On a
+cluster the groups are tasks on workers that are idle then, each group one task: what
+the tail waits for is the driver's part and the longest group.
 So the groups run here one at a time, each timed (``group_seconds``), and the driver's
 part is the attempt less the groups (``driver_seconds``). ``--groups-cache FILE`` keeps
 the groups' terms from a first run in FILE and serves them from there in later runs

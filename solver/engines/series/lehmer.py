@@ -6,9 +6,10 @@ quotients at a time (Knuth's Algorithm L, TAOCP 4.5.2: :func:`lehmer_word`) and 
 them to the two numbers and to its cofactor matrix. At five players' full size that
 base case ran about half a million times on 2,048 bits, some thirty rounds each; as
 gmpy2 calls each round cost a dozen products of a few hundred bits and their
-interpreter overhead (92 us a base case, 46 us here). Here the rounds run in numba on 30-bit limbs: a
-cofactor of a round is below ``2^31`` (:func:`lehmer_word`), a limb below ``2^30``, so
-a limb's share of a linear combination fits an int64 with its carry.
+interpreter overhead (92 us a base case at 2,048 bits; 46 us here). Here the rounds
+run in numba on 30-bit limbs: a cofactor of a round is below ``2^31``
+(:func:`_word_steps`), a limb below ``2^30``, so a limb's share of a linear
+combination fits an int64 with its carry.
 
 :func:`lehmer_rounds` takes the rounds the compiled loop can take and hands back the
 first it cannot (a cofactor of 31 bits or more, a word that decides no quotient, a
