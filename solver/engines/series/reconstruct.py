@@ -539,7 +539,8 @@ class ReconstructionStream:
     groups: int = 64
     mapper: Mapper = local_mapper
     #: where the CRT's remainders stop, the groups going on by themselves (None: down to
-    #: the groups; a cluster's mapper sets it, ``subproducts.hand_over``)
+    #: the groups; a cluster run sets it before each attempt from its workers,
+    #: ``subproducts.hand_over``)
     stop_at: int | None = None
     #: threads of this process for an attempt of :data:`THREAD_BITS` or more: the CRT's
     #: levels above the groups, its columns, and the seats over the first one's
