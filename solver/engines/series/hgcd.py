@@ -38,10 +38,10 @@ below degree 200, 1.8 times as fast at 500, 2.6 at 1000, 5.5 at 3000, 10 at 6000
 
 Conventions: coefficients are Montgomery residues (:mod:`.montgomery`), low degree
 first; a polynomial is a C-contiguous uint64 array without trailing zeros (zero is
-empty) unless said otherwise; ``p``, ``pneg``, ``one``, ``r2`` are the uint64
-constants of :func:`.montgomery.mont_setup`, ``roots``, ``iroots`` the ``(2, nmax)``
-tables of :func:`.polyarith.ntt_tables` and ``nmax`` (int64) the largest transform
-(0: none); sizes are int64 powers of two."""
+empty) unless said otherwise; ``fp`` is the prime's :class:`.montgomery.Field`
+(``p`` and its Montgomery constants), ``roots``, ``iroots`` the ``(2, nmax)`` tables
+of :func:`.polyarith.ntt_tables` and ``nmax`` (int64) the largest transform (0: none);
+sizes are int64 powers of two."""
 
 from __future__ import annotations
 
@@ -109,16 +109,16 @@ def _sub(x, y, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _scale(x, c, p, pneg):  # pragma: no cover - compiled
+def _scale(x, c, fp):  # pragma: no cover - compiled
     """``c x`` for a nonzero constant c."""
     z = np.empty(x.size, dtype=np.uint64)
     for i in range(x.size):
-        z[i] = mmul(x[i], c, p, pneg)
+        z[i] = mmul(x[i], c, fp)
     return z
 
 
 @nb.njit(cache=True)
-def _school(x, y, p, pneg, r2):  # pragma: no cover - compiled
+def _school(x, y, fp):  # pragma: no cover - compiled
     """``x y`` by schoolbook, each coefficient one lazily reduced 192-bit sum."""
     if x.size == 0 or y.size == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -127,7 +127,7 @@ def _school(x, y, p, pneg, r2):  # pragma: no cover - compiled
     for k in range(lz):
         lo_i = k - y.size + 1 if k - y.size + 1 > 0 else 0
         hi_i = k if k < x.size - 1 else x.size - 1
-        z[k] = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, p, pneg, r2)
+        z[k] = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, fp)
     return _trimmed(z)
 
 
@@ -177,30 +177,32 @@ def _fwd(x, size, roots, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _x_values(nmax, roots, p, pneg, one):  # pragma: no cover - compiled
+def _x_values(nmax, roots, fp):  # pragma: no cover - compiled
     """The transform of the polynomial x at ``nmax`` points, in ``[0, p)`` (Montgomery):
     its first ``size`` values are the transform of x at ``size`` points (see above)."""
+    p, one = fp.p, fp.one
     z = np.zeros(nmax, dtype=np.uint64)
     if nmax >= 2:
         z[1] = one
         _ntt_forward(z, nmax, roots, p)
         for i in range(nmax):
-            z[i] = mmul(z[i], one, p, pneg)     # [0, 2p) -> [0, p): R^-1 R = 1
+            z[i] = mmul(z[i], one, fp)     # [0, 2p) -> [0, p): R^-1 R = 1
     return z
 
 
 @nb.njit(cache=True)
-def _fwd_quotient(q, size, xv, roots, p, pneg):  # pragma: no cover - compiled
+def _fwd_quotient(q, size, xv, roots, fp):  # pragma: no cover - compiled
     """:func:`_fwd` of a quotient: almost always linear, ``q0 + q1 x``, whose transform
     is ``q0 + q1 X`` for X the transform of x (``xv``, :func:`_x_values`), one product
     a point instead of a transform's ``log2(size) / 2``."""
+    p = fp.p
     if q.size > 2 or xv.size < size:
         return _fwd(q, size, roots, p)
     z = np.empty(size, dtype=np.uint64)
     q0 = q[0] if q.size > 0 else ZERO
     q1 = q[1] if q.size > 1 else ZERO
     for i in range(size):
-        z[i] = _madd(q0, mmul(q1, xv[i], p, pneg), p)
+        z[i] = _madd(q0, mmul(q1, xv[i], fp), p)
     return z
 
 
@@ -245,40 +247,42 @@ def _twisted_half(x, f, half, roots, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _pointwise2(f, g, h, k, size, p, pneg):  # pragma: no cover - compiled
+def _pointwise2(f, g, h, k, size, fp):  # pragma: no cover - compiled
     """The transform of ``f g + h k`` from the factors' transforms: the first ``size``
     values of each (the transforms of size ``size``, see above), point by point
     (values below p)."""
+    p = fp.p
     z = np.empty(size, dtype=np.uint64)
     for i in range(size):
-        z[i] = _madd(mmul(f[i], g[i], p, pneg), mmul(h[i], k[i], p, pneg), p)
+        z[i] = _madd(mmul(f[i], g[i], fp), mmul(h[i], k[i], fp), p)
     return z
 
 
 @nb.njit(cache=True)
-def _dot2(f, g, h, k, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+def _dot2(f, g, h, k, size, iroots, fp):  # pragma: no cover - compiled
     """Coefficients of ``f g + h k`` from transforms (:func:`_pointwise2`, inverted)."""
-    z = _pointwise2(f, g, h, k, size, p, pneg)
-    _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+    z = _pointwise2(f, g, h, k, size, fp)
+    _ntt_inverse(z, size, iroots, fp)
     return z
 
 
 @nb.njit(cache=True)
-def _mul(x, y, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - compiled
+def _mul(x, y, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``x y``: three transforms or schoolbook, whichever is cheaper."""
+    p = fp.p
     size = next_pow2(_plen(x, y))
     if size > nmax or 3 * size * _log2(size) >= x.size * y.size:
-        return _school(x, y, p, pneg, r2)
+        return _school(x, y, fp)
     fx = _fwd(x, size, roots, p)
     fy = _fwd(y, size, roots, p)
     for i in range(size):
-        fx[i] = mmul(fx[i], fy[i], p, pneg)
-    _ntt_inverse(fx, size, iroots, p, pneg, one, r2)
+        fx[i] = mmul(fx[i], fy[i], fp)
+    _ntt_inverse(fx, size, iroots, fp)
     return _trimmed(fx)
 
 
 @nb.njit(cache=True)
-def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
+def _pair_product(m00, m01, m10, m11, fm, x, y, fp, roots, iroots,
                   nmax):  # pragma: no cover - compiled
     """``(m00 x + m01 y, m10 x + m11 y)`` for a 2x2 matrix M and a pair.
 
@@ -292,6 +296,7 @@ def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
     product of the top W coefficients of each side, which transforms of size ``2W``
     give.
     """
+    p = fp.p
     empty = np.zeros(0, dtype=np.uint64)
     lm = max(max(m00.size, m01.size), max(m10.size, m11.size))
     lx = max(x.size, y.size)
@@ -319,8 +324,8 @@ def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
             break
         size *= 2
     if best == 0:
-        return (_add(_school(m00, x, p, pneg, r2), _school(m01, y, p, pneg, r2), p),
-                _add(_school(m10, x, p, pneg, r2), _school(m11, y, p, pneg, r2), p))
+        return (_add(_school(m00, x, fp), _school(m01, y, fp), p),
+                _add(_school(m10, x, fp), _school(m11, y, fp), p))
     size = best
     f = fm
     if f.shape[1] < size:
@@ -334,12 +339,11 @@ def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
         hx = _fwd(x[lx - wrap:], sw, roots, p)
         hy = _fwd(y[lx - wrap:], sw, roots, p)
         for row, out in enumerate((u, v)):
-            out[:size] = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, p, pneg, one,
-                               r2)
+            out[:size] = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, fp)
             mi = (m00, m10)[row]
             mj = (m01, m11)[row]
             h = _dot2(_fwd(mi[lm - wrap:], sw, roots, p), hx, _fwd(mj[lm - wrap:], sw, roots, p),
-                      hy, sw, iroots, p, pneg, one, r2)
+                      hy, sw, iroots, fp)
             for t in range(wrap):
                 out[t] = msub(out[t], h[wrap - 1 + t], p)
                 out[size + t] = h[wrap - 1 + t]
@@ -350,7 +354,7 @@ def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
         fy = _fwd(y[start:start + piece], size, roots, p)
         top = min(size, total - start)
         for row, out in enumerate((u, v)):
-            z = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, p, pneg, one, r2)
+            z = _dot2(f[2 * row], fx, f[2 * row + 1], fy, size, iroots, fp)
             for i in range(top):
                 out[start + i] = _madd(out[start + i], z[i], p)
     return _trimmed(u), _trimmed(v)
@@ -361,12 +365,13 @@ def _pair_product(m00, m01, m10, m11, fm, x, y, p, pneg, one, r2, roots, iroots,
 # ----------------------------------------------------------------------------------
 
 @nb.njit(cache=True)
-def _inv_series(f, n, p, pneg, one, r2, roots, iroots):  # pragma: no cover - compiled
+def _inv_series(f, n, fp, roots, iroots):  # pragma: no cover - compiled
     """``g`` with ``f g = 1 mod x^n`` (``f[0] != 0``; transforms of size up to
     ``next_pow2(n)`` must exist). Newton: ``g <- g - x^k g h`` where ``f g = 1 + x^k h``.
     """
+    p = fp.p
     g = np.zeros(n, dtype=np.uint64)
-    g[0] = minv(f[0], p, pneg, one)
+    g[0] = minv(f[0], fp)
     k = 1
     while k < n:
         k2 = min(2 * k, n)
@@ -374,12 +379,12 @@ def _inv_series(f, n, p, pneg, one, r2, roots, iroots):  # pragma: no cover - co
         fg = _fwd(g[:k], size, roots, p)
         e = _fwd(f[:min(k2, f.size)], size, roots, p)
         for i in range(size):
-            e[i] = mmul(e[i], fg[i], p, pneg)
-        _ntt_inverse(e, size, iroots, p, pneg, one, r2)   # f g: wrap-around only below k
+            e[i] = mmul(e[i], fg[i], fp)
+        _ntt_inverse(e, size, iroots, fp)   # f g: wrap-around only below k
         h = _fwd(e[k:k2], size, roots, p)
         for i in range(size):
-            h[i] = mmul(h[i], fg[i], p, pneg)
-        _ntt_inverse(h, size, iroots, p, pneg, one, r2)   # g h: length < k2, no wrap
+            h[i] = mmul(h[i], fg[i], fp)
+        _ntt_inverse(h, size, iroots, fp)   # g h: length < k2, no wrap
         for i in range(k2 - k):
             g[k + i] = mneg(h[i], p)
         k = k2
@@ -387,7 +392,7 @@ def _inv_series(f, n, p, pneg, one, r2, roots, iroots):  # pragma: no cover - co
 
 
 @nb.njit(cache=True)
-def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - compiled
+def _divmod(c, d, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``(q, r)``: ``c = q d + r``, ``deg r < deg d`` (d nonzero).
 
     Schoolbook (``(deg q + 1) deg d`` multiply-adds) unless quotient and divisor are
@@ -395,6 +400,7 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
     mod x^(deg q + 1)`` (Newton inverse, MCA section 9.1) and ``r = (c - q d) mod (x^N -
     1)`` for a transform size ``N >= deg d``, as ``deg r < deg d``.
     """
+    p = fp.p
     l0 = c.size - 1
     l1 = d.size - 1
     k = l0 - l1
@@ -404,21 +410,21 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
             or next_pow2(l1) > nmax):
         r = c.copy()
         q = np.zeros(k + 1, dtype=np.uint64)
-        lead_inv = minv(d[l1], p, pneg, one)
+        lead_inv = minv(d[l1], fp)
         for i in range(l0, l1 - 1, -1):
             if r[i] == ZERO:
                 continue
-            cq = mmul(r[i], lead_inv, p, pneg)
+            cq = mmul(r[i], lead_inv, fp)
             q[i - l1] = cq
             shift = i - l1
             for j in range(l1):
-                r[shift + j] = msub(r[shift + j], mmul(cq, d[j], p, pneg), p)
+                r[shift + j] = msub(r[shift + j], mmul(cq, d[j], fp), p)
             r[i] = ZERO
         return _trimmed(q), _trimmed(r[:l1])
     f = np.empty(min(k, l1) + 1, dtype=np.uint64)
     for i in range(f.size):
         f[i] = d[l1 - i]
-    g = _inv_series(f, k + 1, p, pneg, one, r2, roots, iroots)
+    g = _inv_series(f, k + 1, fp, roots, iroots)
     rc = np.empty(k + 1, dtype=np.uint64)
     for i in range(k + 1):
         rc[i] = c[l0 - i]
@@ -426,8 +432,8 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
     fq = _fwd(rc, size, roots, p)
     fg = _fwd(g, size, roots, p)
     for i in range(size):
-        fq[i] = mmul(fq[i], fg[i], p, pneg)
-    _ntt_inverse(fq, size, iroots, p, pneg, one, r2)
+        fq[i] = mmul(fq[i], fg[i], fp)
+    _ntt_inverse(fq, size, iroots, fp)
     q = np.empty(k + 1, dtype=np.uint64)
     for i in range(k + 1):
         q[i] = fq[k - i]
@@ -435,8 +441,8 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
     fq = _fwd(q, size, roots, p)
     fd = _fwd(d, size, roots, p)
     for i in range(size):
-        fq[i] = mmul(fq[i], fd[i], p, pneg)
-    _ntt_inverse(fq, size, iroots, p, pneg, one, r2)
+        fq[i] = mmul(fq[i], fd[i], fp)
+    _ntt_inverse(fq, size, iroots, fp)
     cf = _folded(c, size, p)
     r = np.empty(l1, dtype=np.uint64)
     for i in range(l1):
@@ -445,7 +451,7 @@ def _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover - 
 
 
 @nb.njit(cache=True)
-def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: no cover
+def poly_rem_long(a, m_poly, fp, roots, iroots, nmax):  # pragma: no cover
     """``a mod m_poly`` as :func:`.polyarith.poly_rem` (``m_poly`` monic of degree m;
     the m coefficients, zero-padded), for an ``a`` many times longer than ``m_poly``.
 
@@ -460,15 +466,16 @@ def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: 
     ``m_poly`` are transformed once. Schoolbook when m or the quotient is short
     (``DIV_NEWTON``) or those transforms do not exist (``nmax``).
     """
+    p = fp.p
     m = m_poly.size - 1
     big = next_pow2(2 * m - 1)
     if m < DIV_NEWTON or a.size - m < DIV_NEWTON or big > nmax:
-        return poly_rem(a, m_poly, p, pneg, one)
+        return poly_rem(a, m_poly, fp)
     small = next_pow2(m)
     f = np.empty(m, dtype=np.uint64)            # rev(m_poly) mod x^m
     for i in range(m):
         f[i] = m_poly[m - i]
-    fh = _fwd(_inv_series(f, m, p, pneg, one, r2, roots, iroots), big, roots, p)
+    fh = _fwd(_inv_series(f, m, fp, roots, iroots), big, roots, p)
     fm = _fwd(m_poly, small, roots, p)
     r = a.copy()
     top = a.size                                # the dividend is r[:top]
@@ -480,11 +487,11 @@ def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: 
         for i in range(lq):                     # rev(q) = rev(top part) h mod x^lq
             t[i] = r[top - 1 - i]
         t[lq:] = ZERO
-        _times_transform(t, big, fh, roots, iroots, p, pneg, one, r2)
+        _times_transform(t, big, fh, roots, iroots, fp)
         for i in range(lq):                     # q, low degree first
             z[i] = t[lq - 1 - i]
         z[lq:] = ZERO
-        _times_transform(z, small, fm, roots, iroots, p, pneg, one, r2)
+        _times_transform(z, small, fm, roots, iroots, fp)
         for k in range(m):                      # r[base + k] -= (q m_poly)_k
             v = z[k]
             if k + small < lq + m:              # wrapped around: equals the dividend's
@@ -502,7 +509,7 @@ def poly_rem_long(a, m_poly, p, pneg, one, r2, roots, iroots, nmax):  # pragma: 
 # ----------------------------------------------------------------------------------
 
 @nb.njit(inline="always", cache=True)
-def _sub_linear(dst, src, count, scale, nq0, nq1, p, pneg):  # pragma: no cover - compiled
+def _sub_linear(dst, src, count, scale, nq0, nq1, fp):  # pragma: no cover - compiled
     """``dst[j] = scale dst[j] + nq0 src[j] + nq1 src[j-1]`` for ``j < count``
     (``src[-1] = 0``): one Montgomery reduction for the three products (their 128-bit
     sum is below ``3 p^2 < p 2^64`` for p < 2^62)."""
@@ -511,7 +518,7 @@ def _sub_linear(dst, src, count, scale, nq0, nq1, p, pneg):  # pragma: no cover 
         h1, l1 = mul128(nq0, src[0])
         lo = l0 + l1
         hi = h0 + h1 + (ONE if lo < l0 else ZERO)
-        dst[0] = redc(hi, lo, p, pneg)
+        dst[0] = redc(hi, lo, fp)
     for j in range(1, count):
         h0, l0 = mul128(scale, dst[j])
         h1, l1 = mul128(nq0, src[j])
@@ -520,12 +527,11 @@ def _sub_linear(dst, src, count, scale, nq0, nq1, p, pneg):  # pragma: no cover 
         hi = h0 + h1 + (ONE if lo < l0 else ZERO)
         lo2 = lo + l2
         hi = hi + h2 + (ONE if lo2 < lo else ZERO)
-        dst[j] = redc(hi, lo2, p, pneg)
+        dst[j] = redc(hi, lo2, fp)
 
 
 @nb.njit(inline="always", cache=True)
-def _step_factor(num, den, par, df, dg, lead_f, lead_g, lam, p, pneg,
-                 one):  # pragma: no cover - compiled
+def _step_factor(num, den, par, df, dg, lead_f, lead_g, lam, fp):  # pragma: no cover - compiled
     """The resultant across one Euclidean step ``(f, g) -> (g, h)``, ``h = lam (f mod
     g)``, folded into ``num / den`` and the sign's parity ``par``.
 
@@ -536,13 +542,13 @@ def _step_factor(num, den, par, df, dg, lead_f, lead_g, lam, p, pneg,
     is folded one step later instead, as ``lc(f)^-dg``: so a step needs only f and g,
     which every step the half-gcd takes has right, and the sequence's first step folds
     ``lc(r_0)^-d_1`` too much (1 for a monic ``r_0``)."""
-    num = mmul(num, mpow(lead_g, U64(df), p, pneg, one), p, pneg)
-    den = mmul(den, mpow(mmul(lead_f, lam, p, pneg), U64(dg), p, pneg, one), p, pneg)
+    num = mmul(num, mpow(lead_g, U64(df), fp), fp)
+    den = mmul(den, mpow(mmul(lead_f, lam, fp), U64(dg), fp), fp)
     return num, den, par ^ ((df * dg) & 1)
 
 
 @nb.njit(cache=True)
-def _euclid(a, b, stop, p, pneg, one, offset, want):  # pragma: no cover - compiled
+def _euclid(a, b, stop, fp, offset, want):  # pragma: no cover - compiled
     """Quadratic Euclid from ``(a, b)`` (``deg a > deg b``) while the second remainder
     has degree >= stop: ``(m00, m01, m10, m11, c, d, num, den, par)`` with ``(c, d) = M
     (a, b)``; where ``want``, the steps' share of the resultant (:func:`_step_factor`:
@@ -559,6 +565,7 @@ def _euclid(a, b, stop, p, pneg, one, offset, want):  # pragma: no cover - compi
     third of a step at the half-gcd's leaves (degree about 90), which are about half of
     its time at degree 3,007; without it, and with :func:`_fwd_quotient`, the inverse
     modulo a polynomial of that degree went from about 7.0 to 6.0 ms here."""
+    p, one = fp.p, fp.one
     n0 = a.size
     n1 = b.size
     r0 = a.copy()
@@ -582,33 +589,32 @@ def _euclid(a, b, stop, p, pneg, one, offset, want):  # pragma: no cover - compi
             # multiple of a remainder serves: (c, d) = M (a, b) stays exact, the degrees
             # are the same), lead^2 q = r0_top lead x + (r0_(top-1) lead - r0_top r1_(top-1))
             lead = r1[n1 - 1]
-            nq1 = mneg(mmul(r0[n0 - 1], lead, p, pneg), p)
-            nq0 = mneg(msub(mmul(r0[n0 - 2], lead, p, pneg),
-                            mmul(r0[n0 - 1], r1[n1 - 2], p, pneg), p), p)
-            lead2 = mmul(lead, lead, p, pneg)
+            nq1 = mneg(mmul(r0[n0 - 1], lead, fp), p)
+            nq0 = mneg(msub(mmul(r0[n0 - 2], lead, fp), mmul(r0[n0 - 1], r1[n1 - 2], fp), p), p)
+            lead2 = mmul(lead, lead, fp)
             lam = lead2
-            _sub_linear(r0, r1, n1 - 1, lead2, nq0, nq1, p, pneg)
+            _sub_linear(r0, r1, n1 - 1, lead2, nq0, nq1, fp)
             r0[n1 - 1] = ZERO
             r0[n1] = ZERO
-            _sub_linear(s0, s1, ls1 + 1, lead2, nq0, nq1, p, pneg)
-            _sub_linear(t0, t1, lt1 + 1, lead2, nq0, nq1, p, pneg)
+            _sub_linear(s0, s1, ls1 + 1, lead2, nq0, nq1, fp)
+            _sub_linear(t0, t1, lt1 + 1, lead2, nq0, nq1, fp)
             ls0 = max(ls0, ls1 + 1)
             lt0 = max(lt0, lt1 + 1)
         else:
-            lead_inv = minv(r1[n1 - 1], p, pneg, one)
+            lead_inv = minv(r1[n1 - 1], fp)
             for i in range(n0 - 1, n1 - 2, -1):
                 c = r0[i]
                 if c == ZERO:
                     continue
-                cq = mmul(c, lead_inv, p, pneg)
+                cq = mmul(c, lead_inv, fp)
                 shift = i - (n1 - 1)
                 for j in range(n1 - 1):
-                    r0[shift + j] = msub(r0[shift + j], mmul(cq, r1[j], p, pneg), p)
+                    r0[shift + j] = msub(r0[shift + j], mmul(cq, r1[j], fp), p)
                 r0[i] = ZERO
                 for j in range(ls1):
-                    s0[shift + j] = msub(s0[shift + j], mmul(cq, s1[j], p, pneg), p)
+                    s0[shift + j] = msub(s0[shift + j], mmul(cq, s1[j], fp), p)
                 for j in range(lt1):
-                    t0[shift + j] = msub(t0[shift + j], mmul(cq, t1[j], p, pneg), p)
+                    t0[shift + j] = msub(t0[shift + j], mmul(cq, t1[j], fp), p)
                 ls0 = max(ls0, shift + ls1)
                 lt0 = max(lt0, shift + lt1)
         n0 = n1 - 1
@@ -616,7 +622,7 @@ def _euclid(a, b, stop, p, pneg, one, offset, want):  # pragma: no cover - compi
             n0 -= 1
         if want:
             num, den, par = _step_factor(num, den, par, top0 - 1 + offset, n1 - 1 + offset,
-                                         lead_f, r1[n1 - 1], lam, p, pneg, one)
+                                         lead_f, r1[n1 - 1], lam, fp)
         r0, r1 = r1, r0
         n0, n1 = n1, n0
         s0, s1 = s1, s0
@@ -628,8 +634,7 @@ def _euclid(a, b, stop, p, pneg, one, offset, want):  # pragma: no cover - compi
 
 
 @nb.njit(cache=True)
-def _hgcd(a, b, p, pneg, one, r2, roots, iroots, nmax, xv, offset,
-          want):  # pragma: no cover - compiled
+def _hgcd(a, b, fp, roots, iroots, nmax, xv, offset, want):  # pragma: no cover - compiled
     """Half-gcd of ``(a, b)``, ``deg a = n > deg b``: ``(m00, m01, m10, m11, c, d, fm,
     num, den, par)``, M the product of the Euclidean quotient steps (each row up to a
     nonzero factor, :func:`_euclid`) from ``(a, b)`` to the consecutive remainders
@@ -642,82 +647,80 @@ def _hgcd(a, b, p, pneg, one, r2, roots, iroots, nmax, xv, offset,
     One size of transform, ``N > n/2``, serves the level: the matrices R and S (degree
     < n/4) are transformed once, the pairs they multiply are cut into pieces that fit,
     and ``S QR`` (degree <= n/2) is made from the transforms of S, R and q."""
+    p, one = fp.p, fp.one
     n = a.size - 1
     m = (n + 1) // 2
     if n < HGCD_BASE or b.size - 1 < m:
-        r00, r01, r10, r11, c, d, num, den, par = _euclid(a, b, m, p, pneg, one, offset, want)
+        r00, r01, r10, r11, c, d, num, den, par = _euclid(a, b, m, fp, offset, want)
         return r00, r01, r10, r11, c, d, np.zeros((4, 0), dtype=np.uint64), num, den, par
     size = next_pow2(n // 2 + 1)
     fast = size <= nmax
     # top halves: quotients down to degree < m + ceil(floor(n/2) / 2)
-    r00, r01, r10, r11, c0, d0, fr, num, den, par = _hgcd(a[m:].copy(), b[m:].copy(), p,
-                                                          pneg, one, r2, roots, iroots, nmax,
-                                                          xv, offset + m, want)
+    r00, r01, r10, r11, c0, d0, fr, num, den, par = _hgcd(a[m:].copy(), b[m:].copy(), fp,
+                                                          roots, iroots, nmax, xv, offset + m,
+                                                          want)
     if fast:
         fr = _fwd4_from(r00, r01, r10, r11, fr, size, roots, p)
-    c, d = _pair_product(r00, r01, r10, r11, fr, _trimmed(a[:m]), _trimmed(b[:m]), p,
-                         pneg, one, r2, roots, iroots, nmax)
+    c, d = _pair_product(r00, r01, r10, r11, fr, _trimmed(a[:m]), _trimmed(b[:m]), fp, roots,
+                         iroots, nmax)
     c = _add_shifted(c, c0, m, p)
     d = _add_shifted(d, d0, m, p)
     if d.size - 1 < m:
         return r00, r01, r10, r11, c, d, fr, num, den, par
     # one step: (c, d) -> (d, e), QR = [[0, 1], [1, -q]] R
-    q, e = _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax)
+    q, e = _divmod(c, d, fp, roots, iroots, nmax)
     if want:
         num, den, par = _step_factor(num, den, par, c.size - 1 + offset, d.size - 1 + offset,
-                                     c[c.size - 1], d[d.size - 1], one, p, pneg, one)
+                                     c[c.size - 1], d[d.size - 1], one, fp)
     fqr = np.zeros((4, 0), dtype=np.uint64)
     if fast:
-        fq = _fwd_quotient(q, size, xv, roots, p, pneg)
+        fq = _fwd_quotient(q, size, xv, roots, fp)
         fqr = np.empty((4, size), dtype=np.uint64)
         fqr[0] = fr[2]
         fqr[1] = fr[3]
         for j in range(2):
             for i in range(size):
                 x = fr[j, i] - p if fr[j, i] >= p else fr[j, i]
-                fqr[2 + j, i] = msub(x, mmul(fq[i], fr[2 + j, i], p, pneg), p)
+                fqr[2 + j, i] = msub(x, mmul(fq[i], fr[2 + j, i], fp), p)
     if e.size - 1 < m:
-        t10 = _sub(r00, _mul(q, r10, p, pneg, one, r2, roots, iroots, nmax), p)
-        t11 = _sub(r01, _mul(q, r11, p, pneg, one, r2, roots, iroots, nmax), p)
+        t10 = _sub(r00, _mul(q, r10, fp, roots, iroots, nmax), p)
+        t11 = _sub(r01, _mul(q, r11, fp, roots, iroots, nmax), p)
         return r10, r11, t10, t11, d, e, fqr, num, den, par
     # (d, e) has degree l < m + n/4: its top 2(l - m) coefficients give the rest
     k = 2 * m - (d.size - 1)
-    s00, s01, s10, s11, d0, e0, fs, num2, den2, par2 = _hgcd(d[k:].copy(), e[k:].copy(), p,
-                                                             pneg, one, r2, roots, iroots,
-                                                             nmax, xv, offset + k, want)
-    num = mmul(num, num2, p, pneg)
-    den = mmul(den, den2, p, pneg)
+    s00, s01, s10, s11, d0, e0, fs, num2, den2, par2 = _hgcd(d[k:].copy(), e[k:].copy(), fp,
+                                                             roots, iroots, nmax, xv,
+                                                             offset + k, want)
+    num = mmul(num, num2, fp)
+    den = mmul(den, den2, fp)
     par ^= par2
     if fast:
         fs = _fwd4_from(s00, s01, s10, s11, fs, size, roots, p)
-    c, d = _pair_product(s00, s01, s10, s11, fs, _trimmed(d[:k]), _trimmed(e[:k]), p,
-                         pneg, one, r2, roots, iroots, nmax)
+    c, d = _pair_product(s00, s01, s10, s11, fs, _trimmed(d[:k]), _trimmed(e[:k]), fp, roots,
+                         iroots, nmax)
     c = _add_shifted(c, d0, k, p)
     d = _add_shifted(d, e0, k, p)
     if not fast:
-        t10 = _sub(r00, _mul(q, r10, p, pneg, one, r2, roots, iroots, nmax), p)
-        t11 = _sub(r01, _mul(q, r11, p, pneg, one, r2, roots, iroots, nmax), p)
-        w00, w10 = _pair_product(s00, s01, s10, s11, fs, r10, t10, p, pneg, one, r2,
-                                 roots, iroots, nmax)
-        w01, w11 = _pair_product(s00, s01, s10, s11, fs, r11, t11, p, pneg, one, r2,
-                                 roots, iroots, nmax)
+        t10 = _sub(r00, _mul(q, r10, fp, roots, iroots, nmax), p)
+        t11 = _sub(r01, _mul(q, r11, fp, roots, iroots, nmax), p)
+        w00, w10 = _pair_product(s00, s01, s10, s11, fs, r10, t10, fp, roots, iroots, nmax)
+        w01, w11 = _pair_product(s00, s01, s10, s11, fs, r11, t11, fp, roots, iroots, nmax)
         return w00, w01, w10, w11, c, d, np.zeros((4, 0), dtype=np.uint64), num, den, par
     fw = np.empty((4, size), dtype=np.uint64)
     for i in range(2):
         for j in range(2):
             for t in range(size):
-                fw[2 * i + j, t] = _madd(mmul(fs[2 * i, t], fqr[j, t], p, pneg),
-                                         mmul(fs[2 * i + 1, t], fqr[2 + j, t], p, pneg), p)
+                fw[2 * i + j, t] = _madd(mmul(fs[2 * i, t], fqr[j, t], fp),
+                                         mmul(fs[2 * i + 1, t], fqr[2 + j, t], fp), p)
     w = fw.copy()
     for i in range(4):
-        _ntt_inverse(w[i], size, iroots, p, pneg, one, r2)
+        _ntt_inverse(w[i], size, iroots, fp)
     return (_trimmed(w[0]), _trimmed(w[1]), _trimmed(w[2]), _trimmed(w[3]), c, d, fw, num,
             den, par)
 
 
 @nb.njit(cache=True)
-def _descend(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, want,
-             keep):  # pragma: no cover - compiled
+def _descend(a, m_poly, fp, roots, iroots, nmax, want, keep):  # pragma: no cover - compiled
     """The half-gcd's way down from ``(m_poly, a mod ...)`` to a constant: half-gcd, one
     step, and again on the pair of half the degree. Returns ``(ok, c, d, r10, r11,
     mats, quots, num, den, par)``: ok False where a remainder vanished first (``gcd !=
@@ -725,6 +728,7 @@ def _descend(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, want,
     level's matrix; ``mats``, ``quots`` the levels' matrices (with their transposes'
     transforms) and quotients where ``keep``; ``num``, ``den``, ``par`` the steps' share
     of the resultant where ``want`` (:func:`_step_factor`)."""
+    one = fp.one
     dm = m_poly.size - 1
     r0 = m_poly.copy()
     r1 = _trimmed(a[:min(a.size, dm)])
@@ -736,27 +740,27 @@ def _descend(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, want,
         return False, r0, r1, empty, empty, mats, quots, num, den, par
     # the largest transform a quotient needs is the top half-gcd's (nmax would be 4
     # times that at 4 players, a transform of 8,192 points a prime for nothing)
-    xv = _x_values(min(nmax, next_pow2(dm // 2 + 1)), roots, p, pneg, one)
+    xv = _x_values(min(nmax, next_pow2(dm // 2 + 1)), roots, fp)
     while True:
         if r0.size - 1 < XGCD_BASE or r1.size == 1:      # down to a constant, no step after
-            r00, r01, r10, r11, c, d, n2, d2, p2 = _euclid(r0, r1, np.int64(1), p, pneg, one,
+            r00, r01, r10, r11, c, d, n2, d2, p2 = _euclid(r0, r1, np.int64(1), fp,
                                                            np.int64(0), want)
             fr = np.zeros((4, 0), dtype=np.uint64)
         else:
-            r00, r01, r10, r11, c, d, fr, n2, d2, p2 = _hgcd(r0, r1, p, pneg, one, r2, roots,
+            r00, r01, r10, r11, c, d, fr, n2, d2, p2 = _hgcd(r0, r1, fp, roots,
                                                              iroots, nmax, xv, np.int64(0),
                                                              want)
-        num = mmul(num, n2, p, pneg)
-        den = mmul(den, d2, p, pneg)
+        num = mmul(num, n2, fp)
+        den = mmul(den, d2, fp)
         par ^= p2
         if d.size == 0:
             return False, c, d, r10, r11, mats, quots, num, den, par
         if d.size == 1:
             return True, c, d, r10, r11, mats, quots, num, den, par
-        q, e = _divmod(c, d, p, pneg, one, r2, roots, iroots, nmax)
+        q, e = _divmod(c, d, fp, roots, iroots, nmax)
         if want:
             num, den, par = _step_factor(num, den, par, c.size - 1, d.size - 1, c[c.size - 1],
-                                         d[d.size - 1], one, p, pneg, one)
+                                         d[d.size - 1], one, fp)
         if e.size == 0:
             return False, c, e, r10, r11, mats, quots, num, den, par
         if keep:
@@ -772,15 +776,14 @@ def _descend(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, want,
 
 
 @nb.njit(cache=True)
-def poly_invmod_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
-                     nmax):  # pragma: no cover - compiled
+def poly_invmod_fast(a, m_poly, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``(ok, g)``: ``g = a^-1 mod m_poly``, as :func:`.polyarith.poly_invmod` (the same
     array for every input) in O(M(n) log n) for ``n = deg m_poly``.
 
     ``a``, ``m_poly``: uint64 arrays, Montgomery, low degree first; ``m_poly`` monic of
     degree ``dm >= 0``, ``a`` of any length, of which the first dm coefficients are
-    used (as by poly_invmod). ``p``, ``pneg``, ``one``, ``r2``: uint64
-    (:func:`.montgomery.mont_setup`); ``roots``, ``iroots``: the tables of
+    used (as by poly_invmod). ``fp``: the prime's :class:`.montgomery.Field`;
+    ``roots``, ``iroots``: the tables of
     :func:`.polyarith.ntt_tables` for ``nmax`` (int64; 0: no transforms, schoolbook
     products, no faster than poly_invmod). ``g``: dm coefficients; ``ok`` is False (g
     zero) when ``gcd(a, m_poly) != 1`` or ``dm = 0``.
@@ -789,56 +792,53 @@ def poly_invmod_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
     the last pair (``x r0 + y r1 = 1``) is carried back up through them, ``(x, y) <- (y,
     x - q y) R``: at the top, y is the inverse.
     """
-    ok, g, _res = _invert(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, False)
+    ok, g, _res = _invert(a, m_poly, fp, roots, iroots, nmax, False)
     return ok, g
 
 
 @nb.njit(cache=True)
-def poly_invmod_resultant(a, m_poly, p, pneg, one, r2, roots, iroots,
-                          nmax):  # pragma: no cover - compiled
+def poly_invmod_resultant(a, m_poly, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``(ok, g, res)``: :func:`poly_invmod_fast`'s inverse and
     :func:`poly_resultant_fast`'s ``Res(m_poly, a)`` from one descent (the resultant
     costs its steps' factors, about 0.3 ms at degree 3,007, where alone it is as dear
     as the inverse, 4.3 ms here)."""
-    return _invert(a, m_poly, p, pneg, one, r2, roots, iroots, nmax, True)
+    return _invert(a, m_poly, fp, roots, iroots, nmax, True)
 
 
 @nb.njit(cache=True)
-def _invert(a, m_poly, p, pneg, one, r2, roots, iroots, nmax,
-            want):  # pragma: no cover - compiled
+def _invert(a, m_poly, fp, roots, iroots, nmax, want):  # pragma: no cover - compiled
     """:func:`poly_invmod_fast`, and where ``want`` the resultant too (else ``one``)."""
+    p, one = fp.p, fp.one
     dm = m_poly.size - 1
     g = np.zeros(dm, dtype=np.uint64)
-    ok, c, d, r10, r11, mats, quots, num, den, par = _descend(a, m_poly, p, pneg, one, r2,
+    ok, c, d, r10, r11, mats, quots, num, den, par = _descend(a, m_poly, fp,
                                                              roots, iroots, nmax, want, True)
     if not ok:
         return False, g, ZERO
-    res = _resultant_of(c, d, num, den, par, p, pneg, one) if want else one
+    res = _resultant_of(c, d, num, den, par, fp) if want else one
     # the last pair ends in the constant d: (x, y) = (r10, r11) / d
-    inv = minv(d[0], p, pneg, one)
-    x = _scale(r10, inv, p, pneg)
-    y = _scale(r11, inv, p, pneg)
+    inv = minv(d[0], fp)
+    x = _scale(r10, inv, fp)
+    y = _scale(r11, inv, fp)
     for level in range(len(mats) - 1, -1, -1):
         r00, r01, r10, r11, ft = mats[level]
-        z = _sub(x, _mul(quots[level], y, p, pneg, one, r2, roots, iroots, nmax), p)
-        x, y = _pair_product(r00, r10, r01, r11, ft, y, z, p, pneg, one, r2, roots, iroots,
-                             nmax)
+        z = _sub(x, _mul(quots[level], y, fp, roots, iroots, nmax), p)
+        x, y = _pair_product(r00, r10, r01, r11, ft, y, z, fp, roots, iroots, nmax)
     g[:y.size] = y
     return True, g, res
 
 
 @nb.njit(cache=True)
-def _resultant_of(c, d, num, den, par, p, pneg, one):  # pragma: no cover - compiled
+def _resultant_of(c, d, num, den, par, fp):  # pragma: no cover - compiled
     """The resultant at the end of :func:`_descend`: the steps' share times ``Res(c, d) =
     d^deg c`` for the constant d."""
-    res = mmul(mmul(num, minv(den, p, pneg, one), p, pneg),
-               mpow(d[0], U64(c.size - 1), p, pneg, one), p, pneg)
+    p = fp.p
+    res = mmul(mmul(num, minv(den, fp), fp), mpow(d[0], U64(c.size - 1), fp), fp)
     return mneg(res, p) if par else res
 
 
 @nb.njit(cache=True)
-def poly_resultant_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
-                        nmax):  # pragma: no cover - compiled
+def poly_resultant_fast(a, m_poly, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``Res(m_poly, a) = prod_(m_poly(r) = 0) a(r)`` (Montgomery) for ``m_poly`` monic
     of degree dm and ``a`` of degree < dm (the first dm coefficients are used), in
     O(M(n) log n), as :func:`.polyarith.poly_resultant` in O(n^2): the half-gcd's
@@ -848,8 +848,9 @@ def poly_resultant_fast(a, m_poly, p, pneg, one, r2, roots, iroots,
 
     For the denominator multiple of 4 and 5 players (docs/series.md): a resultant of
     degree 3,007 a prime beside the inverse of the same degree."""
+    one = fp.one
     if m_poly.size == 1:
         return one
-    ok, c, d, _r10, _r11, _m, _q, num, den, par = _descend(a, m_poly, p, pneg, one, r2, roots,
+    ok, c, d, _r10, _r11, _m, _q, num, den, par = _descend(a, m_poly, fp, roots,
                                                            iroots, nmax, True, False)
-    return _resultant_of(c, d, num, den, par, p, pneg, one) if ok else ZERO
+    return _resultant_of(c, d, num, den, par, fp) if ok else ZERO

@@ -19,9 +19,9 @@ from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_inde
                                                  choose_split, derived_seat, make_split,
                                                  multiple_exponent, table_denominator)
 from ladders.solver.engines.series.montgomery import (U64, ZERO, fold, from_mont, mac192, madd,
-                                                      mdot, mdot_rev, minv, mmul, mneg, mont_setup,
-                                                      mpow, msub, reduce_limbs, to_mont,
-                                                      inverses_upto)
+                                                      mdot, mdot_rev, minv, mmul, mneg,
+                                                      mont_field, mpow, msub, reduce_limbs,
+                                                      to_mont, inverses_upto)
 from ladders.solver.engines.series.hgcd import poly_invmod_fast, poly_rem_long
 from ladders.solver.engines.series.schur import poly_invmod_reversal
 from ladders.solver.engines.series.polyarith import (cyclic_mul, fixed_transform,
@@ -149,15 +149,15 @@ def seat_inputs(data: ChainData, split: Split, multiple: bool = False) -> SeatIn
 
 
 @nb.njit(cache=True)
-def _times_powers(limbs, signs, count, first, ratio, p, pneg, one, r2):  # pragma: no cover
+def _times_powers(limbs, signs, count, first, ratio, fp):  # pragma: no cover
     """``v_i first ratio^i`` for i < count (Montgomery), the big integers ``v_i`` given as
     limbs and signs; entries from ``count`` on are the plain ``v_i``."""
     out = np.zeros(limbs.shape[0], dtype=np.uint64)
-    reduce_limbs(limbs, signs, p, pneg, one, r2, out)
+    reduce_limbs(limbs, signs, fp, out)
     pw = first
     for i in range(count):
-        out[i] = mmul(out[i], pw, p, pneg)
-        pw = mmul(pw, ratio, p, pneg)
+        out[i] = mmul(out[i], pw, fp)
+        pw = mmul(pw, ratio, fp)
     return out
 
 
@@ -173,8 +173,8 @@ def _largest_part(parts):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _power_sums(e, n1, b_parts, deg_b, a_parts, deg_a, cmax, inv, p, pneg,
-                r2):  # pragma: no cover - compiled
+def _power_sums(e, n1, b_parts, deg_b, a_parts, deg_a, cmax, inv,
+                fp):  # pragma: no cover - compiled
     """``psum[c m] = p_(cm) = tr(Q^(cm))`` for every part c of ``b_parts`` (m <= deg_b)
     and of ``a_parts`` (m <= deg_a; 0: none), and every ``psum[m]``, m <= ``direct =
     max(deg_b, deg_a, cmax n1)``; the other entries are not set.
@@ -185,6 +185,7 @@ def _power_sums(e, n1, b_parts, deg_b, a_parts, deg_a, cmax, inv, p, pneg,
     Newton's identities give from ``q_1 .. q_n1``, and ``q_m = -sum_i e^(c)_i q_(m-i)``
     goes on from there: for 3 players on the b side (5 and 6 players on hasbro) 171,000
     terms instead of the 237,000 of ``p_m`` for every m up to ``3 deg_b``."""
+    p = fp.p
     direct = max(deg_b, deg_a, cmax * n1, 1)
     top = direct
     for c in range(2, cmax + 1):
@@ -192,9 +193,9 @@ def _power_sums(e, n1, b_parts, deg_b, a_parts, deg_a, cmax, inv, p, pneg,
     psum = np.zeros(top + 1, dtype=np.uint64)
     for m in range(1, direct + 1):
         k = m - 1 if m - 1 < n1 else n1
-        acc = mdot_rev(e, 1, psum, m - 1, k, p, pneg, r2)
+        acc = mdot_rev(e, 1, psum, m - 1, k, fp)
         if m <= n1:
-            acc = madd(acc, mmul(to_mont(U64(m), p, pneg, r2), e[m], p, pneg), p)
+            acc = madd(acc, mmul(to_mont(U64(m), fp), e[m], fp), p)
         psum[m] = mneg(acc, p)
     for c in range(2, cmax + 1):
         count = 0
@@ -211,22 +212,23 @@ def _power_sums(e, n1, b_parts, deg_b, a_parts, deg_a, cmax, inv, p, pneg,
             q[m] = psum[c * m]
         ec = np.zeros(n1 + 1, dtype=np.uint64)       # e^(c)_m = -(q_m + sum e^(c)_i q_(m-i)) / m
         for m in range(1, n1 + 1):
-            acc = madd(q[m], mdot_rev(ec, 1, q, m - 1, m - 1, p, pneg, r2), p)
-            ec[m] = mneg(mmul(acc, inv[m], p, pneg), p)
+            acc = madd(q[m], mdot_rev(ec, 1, q, m - 1, m - 1, fp), p)
+            ec[m] = mneg(mmul(acc, inv[m], fp), p)
         for m in range(known + 1, count + 1):
-            q[m] = mneg(mdot_rev(ec, 1, q, m - 1, n1, p, pneg, r2), p)
+            q[m] = mneg(mdot_rev(ec, 1, q, m - 1, n1, fp), p)
             psum[c * m] = q[m]
     return psum
 
 
 @nb.njit(cache=True)
-def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no cover
+def _power_products(psum, parts, zden, count, fp):  # pragma: no cover
     """``P[m] = sum_pi (1/z_pi) prod_{c in pi} psum[c m]`` for m = 1..count."""
+    p = fp.p
     out = np.zeros(count + 1, dtype=np.uint64)
     npart, width = parts.shape
     coef = np.zeros(npart, dtype=np.uint64)
     for i in range(npart):
-        coef[i] = minv(to_mont(U64(zden[i]), p, pneg, r2), p, pneg, one)
+        coef[i] = minv(to_mont(U64(zden[i]), fp), fp)
     for m in range(1, count + 1):
         acc = ZERO
         for i in range(npart):
@@ -235,35 +237,36 @@ def _power_products(psum, parts, zden, count, p, pneg, one, r2):  # pragma: no c
                 c = parts[i, w]
                 if c == 0:
                     break
-                term = mmul(term, psum[c * m], p, pneg)
+                term = mmul(term, psum[c * m], fp)
             acc = madd(acc, term, p)
         out[m] = acc
     return out
 
 
 @nb.njit(cache=True)
-def _multiple(rem, chi, e, n1, mexp, d, p, pneg, one, r2):  # pragma: no cover - compiled
+def _multiple(rem, chi, e, n1, mexp, d, fp):  # pragma: no cover - compiled
     """``M mod p`` (plain) for three players, ``p = 2 mod 3``: ``rem = D_b mod chi``,
     ``e`` the coefficients of D (Montgomery); see step (5') of :func:`_one_prime`.
     One resultant: ``R E23 E3 = Res(chi, rem D(x^2) (1 - x^3) mod chi)``."""
+    p = fp.p
     m = chi.size - 1
     dsq = np.zeros(max(2 * n1 + 1, m), dtype=np.uint64)     # D(x^2)
     for i in range(n1 + 1):
         dsq[2 * i] = e[i]
-    dsq = poly_rem(dsq, chi, p, pneg, one)
+    dsq = poly_rem(dsq, chi, fp)
     prod = np.zeros(2 * m + 2, dtype=np.uint64)             # rem D(x^2) (1 - x^3)
     for k in range(2 * m - 1):
         lo = max(0, k - (m - 1))
         hi = min(k, m - 1)
-        prod[k] = mdot_rev(rem, lo, dsq, k - lo, hi - lo + 1, p, pneg, r2)
+        prod[k] = mdot_rev(rem, lo, dsq, k - lo, hi - lo + 1, fp)
     for k in range(2 * m + 1, 2, -1):
         prod[k] = msub(prod[k], prod[k - 3], p)
-    value = poly_resultant(chi, poly_rem(prod, chi, p, pneg, one), p, pneg, one)
+    value = poly_resultant(chi, poly_rem(prod, chi, fp), fp)
     # the cube root: x -> x^3 is a bijection mod p = 2 mod 3, inverted by x^((2p-1)/3)
-    value = mpow(value, (U64(2) * p - U64(1)) // U64(3), p, pneg, one)
-    value = mmul(value, to_mont(U64(6), p, pneg, r2), p, pneg)
-    value = mmul(value, mpow(to_mont(d, p, pneg, r2), mexp, p, pneg, one), p, pneg)
-    return from_mont(value, p, pneg)
+    value = mpow(value, (U64(2) * p - U64(1)) // U64(3), fp)
+    value = mmul(value, to_mont(U64(6), fp), fp)
+    value = mmul(value, mpow(to_mont(d, fp), mexp, fp), fp)
+    return from_mont(value, fp)
 
 
 @nb.njit(cache=True)
@@ -276,8 +279,9 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     docs/series.md, "The kernel, step by step". Unless ``full``, the seat
     ``x.derived_seat`` (if any) is 1 minus the others.
     """
-    pneg, one, r2 = mont_setup(p)
-    dinv = minv(to_mont(U64(x.d), p, pneg, r2), p, pneg, one)
+    fp = mont_field(p)
+    one = fp.one
+    dinv = minv(to_mont(U64(x.d), fp), fp)
     n, n1, z, deg_a, deg_b = x.n, x.n1, x.z, x.deg_a, x.deg_b
     m_a = deg_a + z
     L = deg_b + z
@@ -285,20 +289,19 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     size_c, size_w, nmax = x.size_c, x.size_w, x.nmax
     if omega == ZERO or nmax > (np.int64(1) << two_adicity):
         nmax = 0
-    roots, iroots = ntt_tables(to_mont(omega, p, pneg, r2), two_adicity, nmax, p, pneg, one)
+    roots, iroots = ntt_tables(to_mont(omega, fp), two_adicity, nmax, fp)
     # --- (1) D, S and f mod p: e_i = dpoly_i d^-i, S(t) = sigma_t d^-(t-1); beyond
     # t = n, chi = x^z rev(D) annihilates it: S(t) = -sum_{i=1}^{n1} e_i S(t-i); and
     # f(t) = S(t) - S(t+1) (one recurrence, not two)
-    e = _times_powers(x.dpoly_limbs, x.dpoly_signs, n1 + 1, one, dinv, p, pneg, one, r2)
+    e = _times_powers(x.dpoly_limbs, x.dpoly_signs, n1 + 1, one, dinv, fp)
     tmax = max(L + m_a, n + 2)
     S = np.zeros(tmax + 2, dtype=np.uint64)     # 1-based: S[t]
-    S[1:n + 2] = _times_powers(x.sigma_limbs, x.sigma_signs, n + 1, one, dinv, p, pneg, one,
-                               r2)[:n + 1]
+    S[1:n + 2] = _times_powers(x.sigma_limbs, x.sigma_signs, n + 1, one, dinv, fp)[:n + 1]
     erev = np.zeros(n1, dtype=np.uint64)        # erev[i] = e[n1 - i], i < n1
     for i in range(n1):
         erev[i] = e[n1 - i]
     for t in range(n + 2, tmax + 2):
-        S[t] = mneg(mdot(erev, 0, S, t - n1, n1, p, pneg, r2), p)
+        S[t] = mneg(mdot(erev, 0, S, t - n1, n1, fp), p)
     f = np.zeros(tmax + 1, dtype=np.uint64)     # 1-based: f[t]
     for t in range(1, tmax + 1):
         f[t] = msub(S[t], S[t + 1], p)
@@ -308,12 +311,12 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     cmax = _largest_part(x.b_parts)
     if need_a:
         cmax = max(cmax, _largest_part(x.a_parts))
-    inv = inverses_upto(max(deg_a, deg_b, n1, 1), p, pneg, one, r2)
+    inv = inverses_upto(max(deg_a, deg_b, n1, 1), fp)
     psum = _power_sums(e, n1, x.b_parts, deg_b, x.a_parts, deg_a if need_a else 0, cmax, inv,
-                       p, pneg, r2)
+                       fp)
     # --- (3) D_b = det(I - z Sym^r Q) = exp(-sum_m P_m z^m / m), P_m = h_r(lambda^m)
-    py = _power_products(psum, x.b_parts, x.b_zden, deg_b, p, pneg, one, r2)
-    db = series_exp_neg_fast(py, deg_b, p, pneg, one, r2, inv, roots, iroots, nmax)
+    py = _power_products(psum, x.b_parts, x.b_zden, deg_b, fp)
+    db = series_exp_neg_fast(py, deg_b, fp, inv, roots, iroots, nmax)
     # --- (4) chi_a = x^z rev(D_a): D_a = D when s = 0, D_b when s + 1 = r, else the
     # exponential of h_(s+1)(lambda^m)
     if x.s == 0:
@@ -321,8 +324,8 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     elif x.same_d:
         da = db
     else:
-        px = _power_products(psum, x.a_parts, x.a_zden, deg_a, p, pneg, one, r2)
-        da = series_exp_neg_fast(px, deg_a, p, pneg, one, r2, inv, roots, iroots, nmax)
+        px = _power_products(psum, x.a_parts, x.a_zden, deg_a, fp)
+        da = series_exp_neg_fast(px, deg_a, fp, inv, roots, iroots, nmax)
     chi = np.zeros(m_a + 1, dtype=np.uint64)
     for i in range(deg_a + 1):
         chi[z + deg_a - i] = da[i]
@@ -333,14 +336,14 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     ok = False
     g = np.zeros(0, dtype=np.uint64)
     if x.same_d and nmax > 0:
-        ok, g = poly_invmod_reversal(db, z, p, pneg, one, r2, roots, iroots, nmax)
+        ok, g = poly_invmod_reversal(db, z, fp, roots, iroots, nmax)
     rem = db
     if not ok:
-        rem = poly_rem_long(db, chi, p, pneg, one, r2, roots, iroots, nmax)
+        rem = poly_rem_long(db, chi, fp, roots, iroots, nmax)
         if nmax > 0:
-            ok, g = poly_invmod_fast(rem, chi, p, pneg, one, r2, roots, iroots, nmax)
+            ok, g = poly_invmod_fast(rem, chi, fp, roots, iroots, nmax)
         else:
-            ok, g = poly_invmod(rem, chi, p, pneg, one, r2)
+            ok, g = poly_invmod(rem, chi, fp)
         if not ok:
             return False
     # --- (5') three players: M = 3! d^mexp prod_(i<=j<=k) (1 - l_i l_j l_k) (the
@@ -348,7 +351,7 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
     # (each multiset of three distinct roots thrice, of two equal twice), E23 =
     # Res(chi, D(x^2)) = prod_(i,j) (1 - l_i^2 l_j) = E2 E3, E3 = Res(chi, 1 - x^3)
     if x.multiple:
-        out[x.seat_atype.size] = _multiple(rem, chi, e, n1, x.mexp, x.d, p, pneg, one, r2)
+        out[x.seat_atype.size] = _multiple(rem, chi, e, n1, x.mexp, x.d, fp)
     grev = g[::-1].copy()
     # --- (6) per kind of a, a_t = f(t) S(t)^s' T(t)^(s-s'): c_k = L_a(x^k G) =
     # sum_q G_q a_(k+q+1) (k < L, a middle product), W_s = sum_i D_b[i] c_(s+i) (a correlation)
@@ -370,15 +373,14 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
         for j in range(la):                     # av[j] = a_(j+1)
             val = f[j + 1]
             for _ in range(nS):
-                val = mmul(val, S[j + 1], p, pneg)
+                val = mmul(val, S[j + 1], fp)
             for _ in range(nT):
-                val = mmul(val, S[j + 2], p, pneg)
+                val = mmul(val, S[j + 2], fp)
             av[j] = val
-        cc = cyclic_mul(grev, m_a, av, la, size_c, roots, iroots, nmax, p, pneg, one, r2, fg)
+        cc = cyclic_mul(grev, m_a, av, la, size_c, roots, iroots, nmax, fp, fg)
         for k in range(L):
             crev[L - 1 - k] = cc[k + m_a - 1]
-        ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, p, pneg, one, r2,
-                        fdb)
+        ww = cyclic_mul(db, deg_b + 1, crev, L, size_w, roots, iroots, nmax, fp, fdb)
         for s in range(L):
             W[xt, s] = ww[L - 1 - s]
     # --- (7) per seat, b_t = S(t)^(k-j-s_j) T(t)^(j-1-s+s_j): P_j = sum_(s<L) b_(s+1) W_s
@@ -391,12 +393,12 @@ def _one_prime(p, omega, two_adicity, x, out, full):  # pragma: no cover - compi
         for t in range(1, L + 1):               # bv[t] = b_t
             val = one
             for _ in range(nS):
-                val = mmul(val, S[t], p, pneg)
+                val = mmul(val, S[t], fp)
             for _ in range(nT):
-                val = mmul(val, S[t + 1], p, pneg)
+                val = mmul(val, S[t + 1], fp)
             bv[t] = val
-        acc = mdot(bv, 1, W[x.seat_atype[j]], 0, L, p, pneg, r2)
-        out[j] = from_mont(acc, p, pneg)
+        acc = mdot(bv, 1, W[x.seat_atype[j]], 0, L, fp)
+        out[j] = from_mont(acc, fp)
     if derived >= 0:                            # the seats sum to 1
         rest = U64(1)
         for j in range(x.seat_atype.size):
@@ -413,19 +415,18 @@ def _ntt_roots(primes, omegas, adicities):  # pragma: no cover - compiled
     ``omega = g^((p-1)/2^K)`` for the first quadratic non-residue g (Euler's criterion)."""
     for i in range(primes.size):
         p = primes[i]
-        pneg, one, r2 = mont_setup(p)
+        fp = mont_field(p)
         k = 0
         rest = p - U64(1)
         while k < 40 and (rest & U64(1)) == ZERO:
             rest = rest >> U64(1)
             k += 1
-        minus = mneg(one, p)
+        minus = mneg(fp.one, p)
         half = (p - U64(1)) >> U64(1)
         g = U64(2)
-        while mpow(to_mont(g, p, pneg, r2), half, p, pneg, one) != minus:
+        while mpow(to_mont(g, fp), half, fp) != minus:
             g += U64(1)
-        omegas[i] = from_mont(mpow(to_mont(g, p, pneg, r2), (p - U64(1)) >> U64(k), p, pneg,
-                                   one), p, pneg)
+        omegas[i] = from_mont(mpow(to_mont(g, fp), (p - U64(1)) >> U64(k), fp), fp)
         adicities[i] = k
 
 
@@ -579,22 +580,23 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
     ``N[b, i] = sum_l e_l Sm[b, i-l]``, ``MG[i] = x^i G mod chi``, ``Y = N MG`` and
     ``P = F Y^T``: three n^3 multiply-accumulate loops.
     """
-    pneg, one, r2 = mont_setup(p)
-    dinv = minv(to_mont(U64(d), p, pneg, r2), p, pneg, one)
-    e = _times_powers(dp_l, dp_s, n1 + 1, one, dinv, p, pneg, one, r2)
+    fp = mont_field(p)
+    one = fp.one
+    dinv = minv(to_mont(U64(d), fp), fp)
+    e = _times_powers(dp_l, dp_s, n1 + 1, one, dinv, fp)
     chi = np.zeros(n + 1, dtype=np.uint64)
     for i in range(n1 + 1):
         chi[z + n1 - i] = e[i]
-    ok, g = poly_invmod(poly_rem(e, chi, p, pneg, one), chi, p, pneg, one, r2)
+    ok, g = poly_invmod(poly_rem(e, chi, fp), chi, fp)
     if not ok:
         return False
     qv = np.zeros(cvals.size, dtype=np.uint64)
     for k in range(cvals.size):
-        qv[k] = mmul(to_mont(U64(cvals[k]), p, pneg, r2), dinv, p, pneg)
+        qv[k] = mmul(to_mont(U64(cvals[k]), fp), dinv, fp)
     F = np.zeros((n, n), dtype=np.uint64)     # F[a, j]
     Sm = np.zeros((n, n), dtype=np.uint64)    # Sm[b, s]
     for a in range(n):
-        F[a, 0] = mmul(to_mont(U64(fin[a]), p, pneg, r2), dinv, p, pneg)
+        F[a, 0] = mmul(to_mont(U64(fin[a]), fp), dinv, fp)
         Sm[a, 0] = one
     for j in range(1, n):
         for a in range(n):
@@ -607,14 +609,14 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
             for k in range(indptr[a], indptr[a + 1]):
                 t, h, l = mac192(t, h, l, qv[k], F[indices[k], j - 1])
                 t2, h2, l2 = mac192(t2, h2, l2, qv[k], Sm[indices[k], j - 1])
-            F[a, j] = fold(t, h, l, p, pneg, r2)
-            Sm[a, j] = fold(t2, h2, l2, p, pneg, r2)
+            F[a, j] = fold(t, h, l, fp)
+            Sm[a, j] = fold(t2, h2, l2, fp)
     # N[b, i] = sum_{l <= min(i, n1)} e_l Sm[b, i - l]
     N = np.zeros((n, n), dtype=np.uint64)
     for b in range(lo, hi):
         for i in range(n):
             cnt = i + 1 if i < n1 else n1 + 1
-            N[b, i] = mdot_rev(e, 0, Sm[b], i, cnt, p, pneg, r2)
+            N[b, i] = mdot_rev(e, 0, Sm[b], i, cnt, fp)
     # MGt[j, i] = coefficient j of x^i G mod chi (stored transposed for contiguous dots)
     MGt = np.zeros((n, n), dtype=np.uint64)
     cur = g.copy()
@@ -623,15 +625,15 @@ def _table_one_prime(p, d, n, n1, z, dp_l, dp_s, indptr, indices, cvals, fin, lo
             MGt[j, i] = cur[j]
         top = cur[n - 1]
         for jj in range(n - 1, 0, -1):
-            cur[jj] = msub(cur[jj - 1], mmul(top, chi[jj], p, pneg), p)
-        cur[0] = mneg(mmul(top, chi[0], p, pneg), p)
+            cur[jj] = msub(cur[jj - 1], mmul(top, chi[jj], fp), p)
+        cur[0] = mneg(mmul(top, chi[0], fp), p)
     Y = np.zeros((n, n), dtype=np.uint64)     # Y[b, j] = sum_i N[b, i] MG[i, j]
     for b in range(lo, hi):
         for j in range(n):
-            Y[b, j] = mdot(N[b], 0, MGt[j], 0, n, p, pneg, r2)
+            Y[b, j] = mdot(N[b], 0, MGt[j], 0, n, fp)
     for a in range(n):
         for b in range(lo, hi):
-            out[a, b - lo] = from_mont(mdot(F[a], 0, Y[b], 0, n, p, pneg, r2), p, pneg)
+            out[a, b - lo] = from_mont(mdot(F[a], 0, Y[b], 0, n, fp), fp)
     return True
 
 
@@ -677,10 +679,10 @@ def _scale_residues(res, t, primes, out):  # pragma: no cover - compiled
     Montgomery product of a plain residue with ``t R`` is the plain product)."""
     for j in range(primes.size):
         p = primes[j]
-        pneg, _, r2 = mont_setup(p)
-        tm = to_mont(t[j], p, pneg, r2)
+        fp = mont_field(p)
+        tm = to_mont(t[j], fp)
         for i in range(res.shape[1]):
-            out[j, i] = mmul(res[j, i], tm, p, pneg)
+            out[j, i] = mmul(res[j, i], tm, fp)
 
 
 def table_numerators(res: np.ndarray, primes: list[int], m: mpz, den: mpz) -> list[mpz]:

@@ -8,6 +8,8 @@ this module loads numba (about a second)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from llvmlite import ir
 
@@ -80,8 +82,9 @@ def mac192(typingctx, top, hi, lo, a, b):  # pragma: no cover - compiled
 
 
 @nb.njit(inline="always", cache=True)
-def redc(hi, lo, p, pneg):  # pragma: no cover - compiled
+def redc(hi, lo, fp):  # pragma: no cover - compiled
     """``(hi 2^64 + lo) R^-1 mod p`` for ``hi < p`` (Montgomery reduction)."""
+    p, pneg = fp.p, fp.pneg
     m = lo * pneg
     mh, _ml = mul128(m, p)
     t = hi + mh + (ONE if lo != ZERO else ZERO)
@@ -91,10 +94,10 @@ def redc(hi, lo, p, pneg):  # pragma: no cover - compiled
 
 
 @nb.njit(inline="always", cache=True)
-def mmul(a, b, p, pneg):  # pragma: no cover - compiled
+def mmul(a, b, fp):  # pragma: no cover - compiled
     """Montgomery product: ``aR * bR -> abR``."""
     h, l = mul128(a, b)
-    return redc(h, l, p, pneg)
+    return redc(h, l, fp)
 
 
 @nb.njit(inline="always", cache=True)
@@ -114,20 +117,42 @@ def mneg(a, p):  # pragma: no cover - compiled
 
 
 @nb.njit(inline="always", cache=True)
-def fold(top, hi, lo, p, pneg, r2):  # pragma: no cover - compiled
+def fold(top, hi, lo, fp):  # pragma: no cover - compiled
     """``T R^-1 mod p`` for the 192-bit ``T = top 2^128 + hi 2^64 + lo`` (``top < p``).
 
     For a sum of products of Montgomery numbers that is the Montgomery form of the sum.
     """
-    h = redc(top, hi, p, pneg)
-    h1, l1 = mul128(h, r2)
-    h = redc(h1, l1, p, pneg)
-    return redc(h, lo, p, pneg)
+    h = redc(top, hi, fp)
+    h1, l1 = mul128(h, fp.r2)
+    h = redc(h1, l1, fp)
+    return redc(h, lo, fp)
+
+
+class Field(NamedTuple):
+    """The field F_p as the kernels carry it, one argument (:func:`mont_field`): the
+    prime and its Montgomery constants, every one uint64.
+
+    - ``p``: the odd prime, below 2^63;
+    - ``pneg``: ``-p^-1 mod 2^64`` (REDC's factor);
+    - ``one``: ``R mod p``, the Montgomery form of 1;
+    - ``r2``: ``R^2 mod p``, which takes a plain residue to Montgomery form.
+
+    Built inside the compiled code it is a tuple of four uint64. From Python, make one
+    with :func:`field`, which keeps the uint64 type: a tuple of Python ints is typed
+    int64 by numba, which compiles the kernels once more and mixes signed and unsigned
+    arithmetic.
+    """
+
+    p: np.uint64
+    pneg: np.uint64
+    one: np.uint64
+    r2: np.uint64
 
 
 @nb.njit(cache=True)
-def mont_setup(p):  # pragma: no cover - compiled
-    """``(pneg, one, r2)``: ``-p^-1 mod 2^64``, ``R mod p`` (Montgomery 1), ``R^2 mod p``."""
+def mont_field(p):  # pragma: no cover - compiled
+    """The :class:`Field` of the prime ``p`` (uint64): ``-p^-1 mod 2^64``, ``R mod p``
+    (Montgomery 1) and ``R^2 mod p``."""
     inv = p  # Newton iteration for p^-1 mod 2^64: correct to 3 bits, doubling each step
     for _ in range(6):
         inv = inv * (U64(2) - p * inv)
@@ -136,57 +161,64 @@ def mont_setup(p):  # pragma: no cover - compiled
     r2 = one
     for _ in range(64):
         r2 = madd(r2, r2, p)
-    return pneg, one, r2
+    return Field(p, pneg, one, r2)
+
+
+def field(p: int) -> Field:
+    """The :class:`Field` of the odd prime ``p < 2^63``, for a call of the kernels'
+    functions from Python (tests, benchmarks): every member a ``np.uint64``."""
+    return Field(*(np.uint64(v) for v in mont_field(np.uint64(p))))
 
 
 @nb.njit(inline="always", cache=True)
-def to_mont(x, p, pneg, r2):  # pragma: no cover - compiled
-    return mmul(x % p, r2, p, pneg)
+def to_mont(x, fp):  # pragma: no cover - compiled
+    return mmul(x % fp.p, fp.r2, fp)
 
 
 @nb.njit(inline="always", cache=True)
-def from_mont(x, p, pneg):  # pragma: no cover - compiled
-    return redc(ZERO, x, p, pneg)
+def from_mont(x, fp):  # pragma: no cover - compiled
+    return redc(ZERO, x, fp)
 
 
 @nb.njit(cache=True)
-def mpow(a, e, p, pneg, one):  # pragma: no cover - compiled
+def mpow(a, e, fp):  # pragma: no cover - compiled
     """``a^e`` for Montgomery ``a`` and a plain exponent ``e``."""
     # every operand uint64: numba types uint64 mixed with an int64 literal as float64
-    r = U64(one)
+    r = U64(fp.one)
     a = U64(a)
     k = U64(e)
     while k != ZERO:
         if (k & ONE) != ZERO:
-            r = mmul(r, a, p, pneg)
-        a = mmul(a, a, p, pneg)
+            r = mmul(r, a, fp)
+        a = mmul(a, a, fp)
         k = k >> ONE
     return r
 
 
 @nb.njit(cache=True)
-def minv(a, p, pneg, one):  # pragma: no cover - compiled
+def minv(a, fp):  # pragma: no cover - compiled
     """Montgomery inverse by Fermat (``a`` nonzero mod the prime ``p``)."""
-    return mpow(a, p - U64(2), p, pneg, one)
+    return mpow(a, fp.p - U64(2), fp)
 
 
 @nb.njit(cache=True)
-def reduce_limbs(limbs, signs, p, pneg, one, r2, out):  # pragma: no cover - compiled
+def reduce_limbs(limbs, signs, fp, out):  # pragma: no cover - compiled
     """Montgomery residues of big integers given as little-endian 64-bit limbs.
 
     Horner from the top limb: ``mont(V 2^64 + l) = mont(V) * mont(2^64) + mont(l)`` and
     ``mont(2^64) = R^2 mod p``.
     """
+    p, r2 = fp.p, fp.r2
     count, width = limbs.shape
     for i in range(count):
         acc = ZERO
         for j in range(width - 1, -1, -1):
-            acc = madd(mmul(acc, r2, p, pneg), to_mont(limbs[i, j], p, pneg, r2), p)
+            acc = madd(mmul(acc, r2, fp), to_mont(limbs[i, j], fp), p)
         out[i] = mneg(acc, p) if signs[i] < 0 else acc
 
 
 @nb.njit(cache=True)
-def mdot(a, a0, b, b0, n, p, pneg, r2):  # pragma: no cover - compiled
+def mdot(a, a0, b, b0, n, fp):  # pragma: no cover - compiled
     """``sum_{i<n} a[a0+i] b[b0+i]`` (Montgomery in, Montgomery out), lazily reduced;
     ``a0, b0 >= 0``."""
     t = ZERO
@@ -196,11 +228,11 @@ def mdot(a, a0, b, b0, n, p, pneg, r2):  # pragma: no cover - compiled
     ub = U64(b0)
     for i in range(U64(n)):
         t, h, l = mac192(t, h, l, a[ua + i], b[ub + i])
-    return fold(t, h, l, p, pneg, r2)
+    return fold(t, h, l, fp)
 
 
 @nb.njit(cache=True)
-def mdot_rev(a, a0, b, b_hi, n, p, pneg, r2):  # pragma: no cover - compiled
+def mdot_rev(a, a0, b, b_hi, n, fp):  # pragma: no cover - compiled
     """``sum_{i<n} a[a0+i] b[b_hi-i]`` (a convolution term), lazily reduced;
     ``a0 >= 0``, ``b_hi >= n - 1``."""
     t = ZERO
@@ -210,20 +242,21 @@ def mdot_rev(a, a0, b, b_hi, n, p, pneg, r2):  # pragma: no cover - compiled
     ub = U64(b_hi)
     for i in range(U64(n)):
         t, h, l = mac192(t, h, l, a[ua + i], b[ub - i])
-    return fold(t, h, l, p, pneg, r2)
+    return fold(t, h, l, fp)
 
 
 @nb.njit(cache=True)
-def inverses_upto(m, p, pneg, one, r2):  # pragma: no cover - compiled
+def inverses_upto(m, fp):  # pragma: no cover - compiled
     """Montgomery inverses of 1..m (index 0 unused); needs ``m < p``.
 
     ``1/i = -(p div i) / (p mod i)``: one division per entry, no exponentiation.
     """
+    p, one = fp.p, fp.one
     inv = np.zeros(m + 1, dtype=np.uint64)
     if m >= 1:
         inv[1] = one
     for i in range(2, m + 1):
         q = p // U64(i)
         r = p - q * U64(i)
-        inv[i] = mneg(mmul(to_mont(q, p, pneg, r2), inv[r], p, pneg), p)
+        inv[i] = mneg(mmul(to_mont(q, fp), inv[r], fp), p)
     return inv

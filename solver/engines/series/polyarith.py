@@ -14,24 +14,26 @@ from ladders.solver.engines.series.montgomery import (ONE, TWO, U64, ZERO, from_
 
 
 @nb.njit(cache=True)
-def series_exp_neg(psums, count, p, pneg, one, r2, inv):  # pragma: no cover - compiled
+def series_exp_neg(psums, count, fp, inv):  # pragma: no cover - compiled
     """Coefficients 0..count of ``exp(-sum_{m>=1} psums[m] z^m / m)``.
 
     Newton's identities ``m c_m = -sum_{i=1}^m psums[i] c_{m-i}``: quadratic, but each
     term is one lazy multiply-accumulate, which beats flint's FFT-free Newton
     iteration (this build has no fft_small) below a few thousand terms.
     """
+    p, one = fp.p, fp.one
     c = np.zeros(count + 1, dtype=np.uint64)
     c[0] = one
     for m in range(1, count + 1):
-        s = mdot_rev(psums, 1, c, m - 1, m, p, pneg, r2)
-        c[m] = mneg(mmul(s, inv[m], p, pneg), p)
+        s = mdot_rev(psums, 1, c, m - 1, m, fp)
+        c[m] = mneg(mmul(s, inv[m], fp), p)
     return c
 
 
 @nb.njit(cache=True)
-def poly_rem(a, m_poly, p, pneg, one):  # pragma: no cover - compiled
+def poly_rem(a, m_poly, fp):  # pragma: no cover - compiled
     """``a mod m_poly`` (``m_poly`` monic, coefficients low to high, Montgomery)."""
+    p = fp.p
     dm = m_poly.size - 1
     r = a.copy()
     for i in range(r.size - 1, dm - 1, -1):
@@ -39,7 +41,7 @@ def poly_rem(a, m_poly, p, pneg, one):  # pragma: no cover - compiled
         if c != ZERO:
             base = i - dm
             for j in range(dm):
-                r[base + j] = msub(r[base + j], mmul(c, m_poly[j], p, pneg), p)
+                r[base + j] = msub(r[base + j], mmul(c, m_poly[j], fp), p)
             r[i] = ZERO
     out = np.zeros(dm, dtype=np.uint64)
     n = min(dm, r.size)
@@ -56,32 +58,34 @@ def _trim(a):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _euclid_step(r0, n0, r1, n1, t0, t1, p, pneg, one):  # pragma: no cover - compiled
+def _euclid_step(r0, n0, r1, n1, t0, t1, fp):  # pragma: no cover - compiled
     """``r0 <- r0 mod r1`` in place (lengths n0 >= n1 >= 2 used), and with each quotient
     term ``q x^shift``, ``t0 <- t0 - q x^shift t1`` (cut at t0's length; empty t0, t1:
     no cofactor)."""
-    lead_inv = minv(r1[n1 - 1], p, pneg, one)
+    p = fp.p
+    lead_inv = minv(r1[n1 - 1], fp)
     for i in range(n0 - 1, n1 - 2, -1):
         c = r0[i]
         if c == ZERO:
             continue
-        q = mmul(c, lead_inv, p, pneg)
+        q = mmul(c, lead_inv, fp)
         shift = i - (n1 - 1)
         for j in range(n1):
-            r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], p, pneg), p)
+            r0[shift + j] = msub(r0[shift + j], mmul(q, r1[j], fp), p)
         for j in range(t0.size - shift):
             if t1[j] != ZERO:
-                t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], p, pneg), p)
+                t0[shift + j] = msub(t0[shift + j], mmul(q, t1[j], fp), p)
 
 
 @nb.njit(cache=True)
-def poly_resultant(a, b, p, pneg, one):  # pragma: no cover - compiled
+def poly_resultant(a, b, fp):  # pragma: no cover - compiled
     """``Res(a, b)`` (Montgomery; a, b low to high, a nonzero) by the Euclidean
     algorithm, quadratic: for polynomials of the chain's degree n.
 
     ``Res(a, b) = (-1)^(deg a deg b) Res(b, a)``, and for ``a = q b + r``,
     ``Res(b, a) = lc(b)^(deg a - deg r) Res(b, r)``; ``Res(a, c) = c^(deg a)`` for a
     constant c, 0 when the remainder vanishes first (a common factor)."""
+    p, one = fp.p, fp.one
     r0 = a.copy()
     r1 = b.copy()
     n0 = _trim(r0)
@@ -95,28 +99,29 @@ def poly_resultant(a, b, p, pneg, one):  # pragma: no cover - compiled
         if ((n0 - 1) * (n1 - 1)) % 2 == 1:
             acc = mneg(acc, p)
     while n1 > 1:
-        _euclid_step(r0, n0, r1, n1, r0[:0], r0[:0], p, pneg, one)    # r0 <- r0 mod r1
+        _euclid_step(r0, n0, r1, n1, r0[:0], r0[:0], fp)    # r0 <- r0 mod r1
         nr = _trim(r0)
         if nr == 0:
             return ZERO
         for _ in range(n0 - nr):
-            acc = mmul(acc, r1[n1 - 1], p, pneg)
+            acc = mmul(acc, r1[n1 - 1], fp)
         if ((n0 - 1) * (n1 - 1)) % 2 == 1:
             acc = mneg(acc, p)
         r0, r1 = r1, r0
         n0, n1 = n1, nr
     for _ in range(n0 - 1):                     # Res(r0, c) = c^(deg r0)
-        acc = mmul(acc, r1[0], p, pneg)
+        acc = mmul(acc, r1[0], fp)
     return acc
 
 
 @nb.njit(cache=True)
-def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
+def poly_invmod(a, m_poly, fp):  # pragma: no cover - compiled
     """``(ok, g)``: ``g = a^-1 mod m_poly`` by the extended Euclidean algorithm.
 
     ``ok`` is False when ``gcd(a, m_poly) != 1`` mod p (the prime is then unusable).
     Quadratic in the degree: meant for small moduli (the characteristic polynomial).
     """
+    one = fp.one
     dm = m_poly.size - 1
     r0 = m_poly.copy()
     r1 = np.zeros(dm + 1, dtype=np.uint64)
@@ -128,17 +133,17 @@ def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
     n1 = _trim(r1)
     while n1 > 1:
         # r0 <- r0 mod r1, t0 <- t0 - q t1, then swap
-        _euclid_step(r0, n0, r1, n1, t0, t1, p, pneg, one)
+        _euclid_step(r0, n0, r1, n1, t0, t1, fp)
         n0 = _trim(r0)
         r0, r1 = r1, r0
         t0, t1 = t1, t0
         n0, n1 = n1, n0
     if n1 == 0:
         return False, np.zeros(dm, dtype=np.uint64)
-    c = minv(r1[0], p, pneg, one)
+    c = minv(r1[0], fp)
     g = np.zeros(dm, dtype=np.uint64)
     for j in range(dm):
-        g[j] = mmul(t1[j], c, p, pneg)
+        g[j] = mmul(t1[j], c, fp)
     return True, g
 
 
@@ -153,7 +158,7 @@ def poly_invmod(a, m_poly, p, pneg, one, r2):  # pragma: no cover - compiled
 # ever done: a cyclic convolution does not care about the order in between.
 
 @nb.njit(cache=True)
-def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - compiled
+def ntt_tables(omega, two_adicity, nmax, fp):  # pragma: no cover - compiled
     """``(roots, iroots)``: the twiddles of every stage of transforms up to size nmax.
 
     Row 0 holds the plain values, row 1 their Shoup companions ``floor(w 2^64 / p)``:
@@ -166,6 +171,7 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
     The companion needs no division: ``w 2^64 = w' p + (w 2^64 mod p)``, so
     ``w' = -(w 2^64 mod p) p^-1 mod 2^64`` = the Montgomery form of w times pneg.
     """
+    p, pneg, one = fp.p, fp.pneg, fp.one
     roots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
     iroots = np.zeros((2, max(nmax, 1)), dtype=np.uint64)
     if nmax < 2:
@@ -173,7 +179,7 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
     w = omega
     size = np.int64(1) << two_adicity
     while size > nmax:
-        w = mmul(w, w, p, pneg)
+        w = mmul(w, w, fp)
         size //= 2
     # the top stage, len = nmax/2: w^j (Montgomery) in four interleaved chains, whose
     # products do not wait for each other; w^-j = -w^(len - j), as w^len = -1
@@ -183,16 +189,16 @@ def ntt_tables(omega, two_adicity, nmax, p, pneg, one):  # pragma: no cover - co
     if top > 1:
         pw[1] = w
     if top > 3:
-        pw[2] = mmul(w, w, p, pneg)
-        pw[3] = mmul(pw[2], w, p, pneg)
-        w4 = mmul(pw[2], pw[2], p, pneg)
+        pw[2] = mmul(w, w, fp)
+        pw[3] = mmul(pw[2], w, fp)
+        w4 = mmul(pw[2], pw[2], fp)
         for j in range(4, top):
-            pw[j] = mmul(pw[j - 4], w4, p, pneg)
+            pw[j] = mmul(pw[j - 4], w4, fp)
     for j in range(top):
         inv = one if j == 0 else p - pw[top - j]
-        roots[0, top + j] = from_mont(pw[j], p, pneg)
+        roots[0, top + j] = from_mont(pw[j], fp)
         roots[1, top + j] = pw[j] * pneg
-        iroots[0, top + j] = from_mont(inv, p, pneg)
+        iroots[0, top + j] = from_mont(inv, fp)
         iroots[1, top + j] = inv * pneg
     # every lower stage is every other entry of the stage above: w_(2 len)^j =
     # w_(4 len)^(2j) (read from the stage above, not with the stride of the top one:
@@ -338,12 +344,13 @@ def _inverse_pass(a, lo, hi, length, w0, w1, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+def _ntt_inverse(a, size, iroots, fp):  # pragma: no cover - compiled
     """In place: bit-reversed in (values in ``[0, 2p)``), natural order out, scaled by
     1/size and reduced to ``[0, p)`` (decimation in time, lazy butterflies, two stages
     at a time after a first one alone when their number is odd; indices unsigned).
     Depth first as :func:`_ntt_forward`: every stage whose groups fit in a block of
     :data:`NTT_BLOCK` points, block by block, then the passes over the whole array."""
+    p, r2 = fp.p, fp.r2
     w0 = iroots[0]
     w1 = iroots[1]
     usize = U64(size)
@@ -366,20 +373,21 @@ def _ntt_inverse(a, size, iroots, p, pneg, one, r2):  # pragma: no cover - compi
         while length < usize:
             _inverse_pass(a, ZERO, usize, length, w0, w1, p)
             length <<= TWO
-    scale = minv(mmul(U64(size) % p, r2, p, pneg), p, pneg, one)
+    scale = minv(mmul(U64(size) % p, r2, fp), fp)
     for i in range(size):
-        a[i] = mmul(a[i], scale, p, pneg)
+        a[i] = mmul(a[i], scale, fp)
 
 
 @nb.njit(cache=True)
-def _times_transform(z, size, fw, roots, iroots, p, pneg, one, r2):  # pragma: no cover
+def _times_transform(z, size, fw, roots, iroots, fp):  # pragma: no cover
     """In place: ``z`` (``size`` coefficients) becomes its cyclic product with the
     polynomial whose transform of ``size`` points is ``fw`` (forward, pointwise,
     inverse): what a product with a fixed factor, transformed once, costs."""
+    p = fp.p
     _ntt_forward(z, size, roots, p)
     for i in range(size):
-        z[i] = mmul(z[i], fw[i], p, pneg)      # inputs < 2p: REDC still ends < 2p
-    _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+        z[i] = mmul(z[i], fw[i], fp)      # inputs < 2p: REDC still ends < 2p
+    _ntt_inverse(z, size, iroots, fp)
 
 
 @nb.njit(cache=True)
@@ -394,23 +402,23 @@ def fixed_transform(x, lx, size, roots, nmax, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, p, pneg, one, r2,
-               fx):  # pragma: no cover - compiled
+def cyclic_mul(x, lx, y, ly, size, roots, iroots, nmax, fp, fx):  # pragma: no cover - compiled
     """``z_k = sum_{i+j = k mod size} x_i y_j`` for ``x[:lx]``, ``y[:ly]`` (``lx, ly <=
     size``, size a power of two): transforms when ``size <= nmax``, else schoolbook
     (lazily reduced 192-bit sums, ``lx ly`` multiply-adds). ``fx``: x's
     :func:`fixed_transform`, or an empty array (it is then made here)."""
+    p = fp.p
     z = np.zeros(size, dtype=np.uint64)
     if size <= nmax:
         if fx.size != size:
             fx = fixed_transform(x, lx, size, roots, nmax, p)
         z[:ly] = y[:ly]
-        _times_transform(z, size, fx, roots, iroots, p, pneg, one, r2)
+        _times_transform(z, size, fx, roots, iroots, fp)
         return z
     for k in range(lx + ly - 1):
         lo_i = k - ly + 1 if k - ly + 1 > 0 else 0
         hi_i = k if k < lx - 1 else lx - 1
-        term = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, p, pneg, r2)
+        term = mdot_rev(x, lo_i, y, k - lo_i, hi_i - lo_i + 1, fp)
         z[k % size] = madd(z[k % size], term, p)
     return z
 
@@ -424,7 +432,7 @@ def next_pow2(n):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
+def series_exp_neg_fast(psums, count, fp, inv, roots, iroots,
                         nmax):  # pragma: no cover - compiled
     """Coefficients 0..count of ``exp(-sum_{m>=1} psums[m] z^m / m)``, as
     :func:`series_exp_neg` but in O(M(count) log count).
@@ -439,20 +447,21 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
     ``P[0:2B]`` is the same for every block of size B: it is transformed once per size
     (at offset ``2B - 2 BASE`` of one buffer), so that a block costs two transforms.
     """
+    p, one = fp.p, fp.one
     base = EXP_BASE
     c = np.zeros(count + 1, dtype=np.uint64)
     acc = np.zeros(count + 1, dtype=np.uint64)
     c[0] = one
     total = count + 1
-    fp = np.zeros(2 * next_pow2(total + 1), dtype=np.uint64)    # transforms of P[0:2B]
+    ptf = np.zeros(2 * next_pow2(total + 1), dtype=np.uint64)   # transforms of P[0:2B]
     ready = np.zeros(64, dtype=np.bool_)                       # by log2(2B)
     buf = np.zeros(next_pow2(total + 1), dtype=np.uint64)
     for start in range(0, total, base):
         stop = start + base if start + base < total else total
         for m in range(start, stop):
             if m > 0:       # sum_(start <= j < m) c_j P_(m-j)
-                s = madd(acc[m], mdot_rev(c, start, psums, m - start, m - start, p, pneg, r2), p)
-                c[m] = mneg(mmul(s, inv[m], p, pneg), p)
+                s = madd(acc[m], mdot_rev(c, start, psums, m - start, m - start, fp), p)
+                c[m] = mneg(mmul(s, inv[m], fp), p)
         e = stop
         if e >= total:
             break
@@ -466,7 +475,7 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
             level = 0
             while (np.int64(1) << level) < size:
                 level += 1
-            fps = fp[size - 2 * base:2 * size - 2 * base]
+            fps = ptf[size - 2 * base:2 * size - 2 * base]
             if not ready[level]:
                 fps[:plen] = psums[:plen]
                 fps[plen:] = ZERO
@@ -475,10 +484,10 @@ def series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots,
             z = buf[:size]
             z[:b] = c[e - b:e]
             z[b:] = ZERO
-            _times_transform(z, size, fps, roots, iroots, p, pneg, one, r2)
+            _times_transform(z, size, fps, roots, iroots, fp)
         else:
-            z = cyclic_mul(c[e - b:e], b, psums, plen, size, roots, iroots, nmax, p, pneg, one,
-                           r2, np.zeros(0, dtype=np.uint64))
+            z = cyclic_mul(c[e - b:e], b, psums, plen, size, roots, iroots, nmax, fp,
+                           np.zeros(0, dtype=np.uint64))
         hi = e + b if e + b < total else total
         for m in range(e, hi):
             acc[m] = madd(acc[m], z[m - e + b], p)

@@ -55,14 +55,14 @@ SCHUR_BASE = 32
 
 
 @nb.njit(inline="always", cache=True)
-def _lin(alpha, x, nbeta, y, p, pneg):  # pragma: no cover - compiled
+def _lin(alpha, x, nbeta, y, fp):  # pragma: no cover - compiled
     """``alpha x + nbeta y`` (Montgomery, all four below p): one reduction for both
     products (their sum is below ``2 p^2 < p 2^64`` for p < 2^62)."""
     h0, l0 = mul128(alpha, x)
     h1, l1 = mul128(nbeta, y)
     lo = l0 + l1
     hi = h0 + h1 + (ONE if lo < l0 else ZERO)
-    return redc(hi, lo, p, pneg)
+    return redc(hi, lo, fp)
 
 
 @nb.njit(cache=True)
@@ -75,8 +75,9 @@ def _reversed(x, degree):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _schur_leaf(u, v, k, p, pneg, one):  # pragma: no cover - compiled
+def _schur_leaf(u, v, k, fp):  # pragma: no cover - compiled
     """:func:`_schur` by the steps themselves: about ``4 k^2`` products."""
+    p, one = fp.p, fp.one
     uu = u[:k].copy()
     vv = v[:k].copy()
     a = np.zeros(k + 1, dtype=np.uint64)
@@ -86,11 +87,11 @@ def _schur_leaf(u, v, k, p, pneg, one):  # pragma: no cover - compiled
     for j in range(k):
         alpha = vv[0]
         nbeta = mneg(uu[0], p)
-        nxt = _lin(alpha, alpha, nbeta, uu[0], p, pneg)     # v_(j+1)(0)
+        nxt = _lin(alpha, alpha, nbeta, uu[0], fp)     # v_(j+1)(0)
         # (u, v) <- ((alpha u - beta v) / x, alpha v - beta u), k - j - 1 terms on
         for t in range(k - j - 1):
-            nv = _lin(alpha, vv[t], nbeta, uu[t], p, pneg)
-            uu[t] = _lin(alpha, uu[t + 1], nbeta, vv[t + 1], p, pneg)
+            nv = _lin(alpha, vv[t], nbeta, uu[t], fp)
+            uu[t] = _lin(alpha, uu[t + 1], nbeta, vv[t + 1], fp)
             vv[t] = nv
         # (a, b) <- (alpha a - beta b#, alpha b - beta a#), # reversing at degree j
         lo = 0
@@ -100,11 +101,11 @@ def _schur_leaf(u, v, k, p, pneg, one):  # pragma: no cover - compiled
             a_hi = a[hi]
             b_lo = b[lo]
             b_hi = b[hi]
-            a[lo] = _lin(alpha, a_lo, nbeta, b_hi, p, pneg)
-            b[lo] = _lin(alpha, b_lo, nbeta, a_hi, p, pneg)
+            a[lo] = _lin(alpha, a_lo, nbeta, b_hi, fp)
+            b[lo] = _lin(alpha, b_lo, nbeta, a_hi, fp)
             if lo != hi:
-                a[hi] = _lin(alpha, a_hi, nbeta, b_lo, p, pneg)
-                b[hi] = _lin(alpha, b_hi, nbeta, a_lo, p, pneg)
+                a[hi] = _lin(alpha, a_hi, nbeta, b_lo, fp)
+                b[hi] = _lin(alpha, b_hi, nbeta, a_lo, fp)
             lo += 1
             hi -= 1
     empty = np.zeros(0, dtype=np.uint64)
@@ -147,15 +148,15 @@ def _reversal_transform(f, size, p):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _coefficients(values, size, iroots, p, pneg, one, r2):  # pragma: no cover - compiled
+def _coefficients(values, size, iroots, fp):  # pragma: no cover - compiled
     """The inverse transform of a copy of ``values``."""
     z = values.copy()
-    _ntt_inverse(z, size, iroots, p, pneg, one, r2)
+    _ntt_inverse(z, size, iroots, fp)
     return z
 
 
 @nb.njit(cache=True)
-def _schur(u, v, k, p, pneg, one, r2, roots, iroots):  # pragma: no cover - compiled
+def _schur(u, v, k, fp, roots, iroots):  # pragma: no cover - compiled
     """k Schur steps of the pair of power series ``(u, v)``, of which the first k
     coefficients are read: ``(a, b, c, fa, fb)`` with ``(a, b)`` (k coefficients each)
     the first row of ``Theta_k``, ``x^k (u_k, v_k) = Theta_k (u, v)``,
@@ -169,11 +170,12 @@ def _schur(u, v, k, p, pneg, one, r2, roots, iroots):  # pragma: no cover - comp
     transform (:func:`_reversal_transform`). (b is made at the top too, where only a is
     read: a flag to skip it, a literal in the recursive call, made numba compile a second
     specialization whose cached code crashed the process that loaded it.)"""
+    p = fp.p
     if k <= SCHUR_BASE:
-        return _schur_leaf(u, v, k, p, pneg, one)
+        return _schur_leaf(u, v, k, fp)
     size = next_pow2(k)
     h = size // 2
-    a1, b1, _c, fa1h, fb1h = _schur(u, v, h, p, pneg, one, r2, roots, iroots)
+    a1, b1, _c, fa1h, fb1h = _schur(u, v, h, fp, roots, iroots)
     fu = _fwd(u[:k], size, roots, p)
     fv = _fwd(v[:k], size, roots, p)
     fa1 = _transform(a1, fa1h, size, roots, p)
@@ -181,22 +183,21 @@ def _schur(u, v, k, p, pneg, one, r2, roots, iroots):  # pragma: no cover - comp
     fra1 = _reversal_transform(fa1, size, p)
     frb1 = _reversal_transform(fb1, size, p)
     # x^h (u_h, v_h) = Theta_h (u, v): coefficients h .. k-1
-    uh = _dot2(fa1, fu, fb1, fv, size, iroots, p, pneg, one, r2)[h:k].copy()
-    vh = _dot2(frb1, fu, fra1, fv, size, iroots, p, pneg, one, r2)[h:k].copy()
-    a2, b2, c, fa2h, fb2h = _schur(uh, vh, k - h, p, pneg, one, r2, roots, iroots)
+    uh = _dot2(fa1, fu, fb1, fv, size, iroots, fp)[h:k].copy()
+    vh = _dot2(frb1, fu, fra1, fv, size, iroots, fp)[h:k].copy()
+    a2, b2, c, fa2h, fb2h = _schur(uh, vh, k - h, fp, roots, iroots)
     fa2 = _transform(a2, fa2h, size, roots, p)
     fb2 = _transform(b2, fb2h, size, roots, p)
     # the first row of Theta_(k-h) Theta_h
-    fa = _pointwise2(fa2, fa1, fb2, frb1, size, p, pneg)
-    a = _coefficients(fa, size, iroots, p, pneg, one, r2)[:k].copy()
-    fb = _pointwise2(fa2, fb1, fb2, fra1, size, p, pneg)
-    b = _coefficients(fb, size, iroots, p, pneg, one, r2)[:k].copy()
+    fa = _pointwise2(fa2, fa1, fb2, frb1, size, fp)
+    a = _coefficients(fa, size, iroots, fp)[:k].copy()
+    fb = _pointwise2(fa2, fb1, fb2, fra1, size, fp)
+    b = _coefficients(fb, size, iroots, fp)[:k].copy()
     return a, b, c, fa, fb
 
 
 @nb.njit(cache=True)
-def poly_invmod_reversal(poly, z, p, pneg, one, r2, roots, iroots,
-                         nmax):  # pragma: no cover - compiled
+def poly_invmod_reversal(poly, z, fp, roots, iroots, nmax):  # pragma: no cover - compiled
     """``(ok, g)``: ``g = poly^-1 mod x^z poly*`` (``poly*`` the reversal of poly at its
     degree n), ``n + z`` coefficients, Montgomery; ``ok`` False (g zero) where the Schur
     recursion cannot say (``poly(0)`` or its leading coefficient 0, or the constant c
@@ -209,42 +210,43 @@ def poly_invmod_reversal(poly, z, p, pneg, one, r2, roots, iroots,
     2n-1 a cyclic product of ``next_pow2(n + 1)`` points gives, those that wrapped
     around being known: the low n are ``-a``; then ``g = V + poly* w`` with
     ``w = (poly^-1 - V) poly*^-1 mod x^z`` (g = V mod poly*, g = poly^-1 mod x^z)."""
+    p = fp.p
     n = poly.size - 1
     g = np.zeros(n + z, dtype=np.uint64)
     if n < 1 or poly[0] == ZERO or poly[n] == ZERO or next_pow2(2 * n) > nmax:
         return False, g
     rev = _reversed(poly, n)
-    a, _b, c, _fa, _fb = _schur(poly, rev, n, p, pneg, one, r2, roots, iroots)
+    a, _b, c, _fa, _fb = _schur(poly, rev, n, fp, roots, iroots)
     if c == ZERO:
         return False, g
-    cinv = minv(c, p, pneg, one)
-    rinv = _inv_series(rev, max(n, z), p, pneg, one, r2, roots, iroots)
+    cinv = minv(c, fp)
+    rinv = _inv_series(rev, max(n, z), fp, roots, iroots)
     # K = -a poly*^-1 mod x^n
     empty = np.zeros(0, dtype=np.uint64)
     big = next_pow2(2 * n - 1)
-    fk = cyclic_mul(rinv, n, a, n, big, roots, iroots, nmax, p, pneg, one, r2, empty)
+    fk = cyclic_mul(rinv, n, a, n, big, roots, iroots, nmax, fp, empty)
     k = np.zeros(n, dtype=np.uint64)
     for i in range(n):
         k[i] = mneg(fk[i], p)
     # (K poly*)_(n + i), i < n: entry n + i of the cyclic product of size m > n, or
     # for n + i >= m, entry n + i - m plus a_(n + i - m) (the true entry there is -a)
     m = next_pow2(n + 1)
-    prod = cyclic_mul(rev, n + 1, k, n, m, roots, iroots, nmax, p, pneg, one, r2, empty)
+    prod = cyclic_mul(rev, n + 1, k, n, m, roots, iroots, nmax, fp, empty)
     for i in range(n):
         t = n + i
         val = prod[t] if t < m else madd(prod[t - m], a[t - m], p)
-        g[i] = mmul(val, cinv, p, pneg)
+        g[i] = mmul(val, cinv, fp)
     if z > 0:
         # w = (poly^-1 - V) poly*^-1 mod x^z, g += poly* w
-        pinv = _inv_series(poly, z, p, pneg, one, r2, roots, iroots)
+        pinv = _inv_series(poly, z, fp, roots, iroots)
         diff = np.zeros(z, dtype=np.uint64)
         for i in range(z):
             diff[i] = msub(pinv[i], g[i], p)
         for i in range(z):
             w = ZERO
             for j in range(i + 1):
-                w = madd(w, mmul(diff[j], rinv[i - j], p, pneg), p)
+                w = madd(w, mmul(diff[j], rinv[i - j], fp), p)
             if w != ZERO:
                 for t in range(n + 1):
-                    g[i + t] = madd(g[i + t], mmul(w, rev[t], p, pneg), p)
+                    g[i + t] = madd(g[i + t], mmul(w, rev[t], fp), p)
     return True, g

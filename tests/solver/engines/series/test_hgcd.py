@@ -18,7 +18,7 @@ import pytest
 from ladders.solver.engines.series.hgcd import (HGCD_BASE, _divmod, poly_invmod_fast,
                                                 poly_invmod_resultant, poly_rem_long,
                                                 poly_resultant_fast)
-from ladders.solver.engines.series.montgomery import mont_setup
+from ladders.solver.engines.series.montgomery import field
 from ladders.solver.engines.series.polyarith import (cyclic_mul, ntt_tables, poly_invmod, poly_rem,
                                                      poly_resultant)
 from ladders.solver.engines.series.reconstruct import ntt_primes, ntt_root
@@ -34,13 +34,14 @@ class Field:
     def __init__(self, p: int, nmax: int | None = None):
         self.p = p
         self.pu = np.uint64(p)
-        self.pneg, self.one, self.r2 = (np.uint64(v) for v in mont_setup(self.pu))
+        self.fp = field(p)
+        self.one = self.fp.one
         omega, k = ntt_root(p)
         if nmax is None:
             nmax = 1 << min(k, 16)
         self.nmax = np.int64(nmax)
         self.roots, self.iroots = ntt_tables(np.uint64(omega * R % p), np.int64(k), self.nmax,
-                                             self.pu, self.pneg, self.one)
+                                             self.fp)
 
     def mont(self, coeffs) -> np.ndarray:
         return np.array([c % self.p * R % self.p for c in coeffs], dtype=np.uint64)
@@ -56,7 +57,7 @@ class Field:
         n = x.size + y.size - 1
         size = 1 << max(n - 1, 0).bit_length()
         z = cyclic_mul(x, x.size, y, y.size, size, self.roots, self.iroots, np.int64(0),
-                       self.pu, self.pneg, self.one, self.r2, np.zeros(0, dtype=np.uint64))
+                       self.fp, np.zeros(0, dtype=np.uint64))
         return z[:n]
 
     def add(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -74,17 +75,16 @@ class Field:
     def check(self, a: np.ndarray, m: np.ndarray) -> bool:
         """Both inverses of a mod m agree, and both resultants ``Res(m, a)`` (the half-gcd's
         and the quadratic Euclid's), nonzero exactly where a is invertible; returns ok."""
-        args = (self.pu, self.pneg, self.one, self.r2)
-        ok, g = poly_invmod(a, m, *args)
-        ok2, g2 = poly_invmod_fast(a, m, *args, self.roots, self.iroots, self.nmax)
+        ok, g = poly_invmod(a, m, self.fp)
+        ok2, g2 = poly_invmod_fast(a, m, self.fp, self.roots, self.iroots, self.nmax)
         assert ok2 == ok
         assert g2.dtype == g.dtype and np.array_equal(g2, g)
         if m.size > 1:
-            res = poly_resultant(m, a[:m.size - 1].copy(), self.pu, self.pneg, self.one)
-            res2 = poly_resultant_fast(a, m, *args, self.roots, self.iroots, self.nmax)
+            res = poly_resultant(m, a[:m.size - 1].copy(), self.fp)
+            res2 = poly_resultant_fast(a, m, self.fp, self.roots, self.iroots, self.nmax)
             assert int(res2) == int(res)
             assert (res != 0) == bool(ok)
-            ok3, g3, res3 = poly_invmod_resultant(a, m, *args, self.roots, self.iroots,
+            ok3, g3, res3 = poly_invmod_resultant(a, m, self.fp, self.roots, self.iroots,
                                                   self.nmax)
             assert (ok3, int(res3)) == (ok, int(res)) and np.array_equal(g3, g)
         return bool(ok)
@@ -183,9 +183,8 @@ def test_division():
     rng = random.Random(3)
     for lc, ld in [(300, 200), (1000, 100), (1000, 900), (4000, 1000), (2000, 65)]:
         c, d = NTT.random(rng, lc), NTT.random(rng, ld)
-        got = _divmod(c, d, NTT.pu, NTT.pneg, NTT.one, NTT.r2, NTT.roots, NTT.iroots, NTT.nmax)
-        ref = _divmod(c, d, NTT.pu, NTT.pneg, NTT.one, NTT.r2, NTT.roots, NTT.iroots,
-                      np.int64(0))
+        got = _divmod(c, d, NTT.fp, NTT.roots, NTT.iroots, NTT.nmax)
+        ref = _divmod(c, d, NTT.fp, NTT.roots, NTT.iroots, np.int64(0))
         assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
         assert got[0].size == lc - ld + 1 and got[1].size < ld
 
@@ -199,8 +198,7 @@ def test_blocked_remainder(la: int, lm: int) -> None:
     modulus of a power-of-two degree and a dividend shorter than the modulus."""
     rng = random.Random(la * lm)
     a, m = NTT.random(rng, la), NTT.random(rng, lm, monic=True)
-    args = (NTT.pu, NTT.pneg, NTT.one)
-    ref = poly_rem(a, m, *args)
-    assert np.array_equal(poly_rem_long(a, m, *args, NTT.r2, NTT.roots, NTT.iroots, NTT.nmax), ref)
-    assert np.array_equal(poly_rem_long(a, m, *args, NTT.r2, SMALL_NTT.roots, SMALL_NTT.iroots,
+    ref = poly_rem(a, m, NTT.fp)
+    assert np.array_equal(poly_rem_long(a, m, NTT.fp, NTT.roots, NTT.iroots, NTT.nmax), ref)
+    assert np.array_equal(poly_rem_long(a, m, NTT.fp, SMALL_NTT.roots, SMALL_NTT.iroots,
                                         SMALL_NTT.nmax), ref)  # too small a table: schoolbook

@@ -20,34 +20,32 @@ def test_exponential_by_blocks_equals_newtons_identities(count):
     from ladders.solver.engines.series import polyarith as pa
     q = next(series.ntt_primes(count))
     w, k = series.reconstruct.ntt_root(q)
-    p = np.uint64(q)
-    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
+    fp = mt.field(q)
     rng = random.Random(count)
     psums = np.array([0] + [rng.randrange(q) for _ in range(count)], dtype=np.uint64)
-    inv = mt.inverses_upto(count, p, pneg, one, r2)
-    ref = pa.series_exp_neg(psums, count, p, pneg, one, r2, inv)
+    inv = mt.inverses_upto(count, fp)
+    ref = pa.series_exp_neg(psums, count, fp, inv)
     nmax = 1 << 12
-    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))  # numba hands back a Python int
-    roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
+    omega = np.uint64(mt.to_mont(np.uint64(w), fp))  # numba hands back a Python int
+    roots, iroots = pa.ntt_tables(omega, k, nmax, fp)
     for size in (nmax, 0):
-        got = pa.series_exp_neg_fast(psums, count, p, pneg, one, r2, inv, roots, iroots, size)
+        got = pa.series_exp_neg_fast(psums, count, fp, inv, roots, iroots, size)
         assert (got == ref).all()
 
 
 def _field(nmax: int):
-    """An NTT prime q with transforms up to ``nmax`` points: ``(q, w, k, (p, pneg, one,
-    r2), roots, iroots)``, w of order ``2^k`` mod q, the Montgomery constants as uint64
-    (numba hands back Python ints), the tables of :func:`polyarith.ntt_tables`."""
+    """An NTT prime q with transforms up to ``nmax`` points: ``(q, w, k, fp, roots,
+    iroots)``, w of order ``2^k`` mod q, fp its :class:`montgomery.Field`, the tables of
+    :func:`polyarith.ntt_tables`."""
     import numpy as np
     from ladders.solver.engines.series import montgomery as mt
     from ladders.solver.engines.series import polyarith as pa
     q = next(series.ntt_primes(nmax))
     w, k = series.reconstruct.ntt_root(q)
-    p = np.uint64(q)
-    pneg, one, r2 = (np.uint64(v) for v in mt.mont_setup(p))
-    omega = np.uint64(mt.to_mont(np.uint64(w), p, pneg, r2))
-    roots, iroots = pa.ntt_tables(omega, k, nmax, p, pneg, one)
-    return q, w, k, (p, pneg, one, r2), roots, iroots
+    fp = mt.field(q)
+    omega = np.uint64(mt.to_mont(np.uint64(w), fp))
+    roots, iroots = pa.ntt_tables(omega, k, nmax, fp)
+    return q, w, k, fp, roots, iroots
 
 
 @pytest.mark.parametrize("nmax", [2, 4, 8, 1 << 13])
@@ -55,7 +53,7 @@ def test_transform_tables_hold_every_stages_powers_of_its_root(nmax):
     # entry len + j of a stage: w^j and w^-j for w of order 2 len, plain and with its
     # Shoup companion floor(x 2^64 / p); the tables derive the lower stages and the
     # inverses from the top stage's powers
-    q, w, k, (p, pneg, one, r2), roots, iroots = _field(nmax)
+    q, w, k, _fp, roots, iroots = _field(nmax)
     length = nmax // 2
     while length >= 1:
         root = pow(w, (1 << k) // (2 * length), q)             # order 2 length
@@ -75,15 +73,13 @@ def test_depth_first_transforms_multiply_as_schoolbook(levels):
     import numpy as np
     from ladders.solver.engines.series import polyarith as pa
     size = 1 << levels
-    q, _w, _k, (p, pneg, one, r2), roots, iroots = _field(size)
+    q, _w, _k, fp, roots, iroots = _field(size)
     rng = np.random.default_rng(levels)
     lx = 37
     x = rng.integers(0, q, lx, dtype=np.uint64)
     y = rng.integers(0, q, size, dtype=np.uint64)         # lx - 1 terms wrap around
     empty = np.zeros(0, dtype=np.uint64)
-    fast = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(size), p, pneg, one,
-                         r2, empty)
-    slow = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(0), p, pneg, one, r2,
-                         empty)
+    fast = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(size), fp, empty)
+    slow = pa.cyclic_mul(x, lx, y, y.size, size, roots, iroots, np.int64(0), fp, empty)
     assert size > pa.NTT_BLOCK or levels <= 13
     assert (fast == slow).all()

@@ -21,7 +21,6 @@ from ladders.solver.engines.series.polyarith import poly_rem
 from ladders.solver.engines.series.schur import SCHUR_BASE, poly_invmod_reversal
 
 FIELD = Field(NTT_PRIME, nmax=1 << 14)
-ARGS = (FIELD.pu, FIELD.pneg, FIELD.one, FIELD.r2)
 
 
 def modulus(poly: np.ndarray, z: int) -> np.ndarray:
@@ -33,13 +32,13 @@ def modulus(poly: np.ndarray, z: int) -> np.ndarray:
 
 def expected(poly: np.ndarray, z: int) -> tuple[bool, np.ndarray]:
     chi = modulus(poly, z)
-    rem = poly_rem(poly, chi, *ARGS[:3])            # P itself unless z = 0
-    ok, g = poly_invmod_fast(rem, chi, *ARGS, FIELD.roots, FIELD.iroots, FIELD.nmax)
+    rem = poly_rem(poly, chi, FIELD.fp)            # P itself unless z = 0
+    ok, g = poly_invmod_fast(rem, chi, FIELD.fp, FIELD.roots, FIELD.iroots, FIELD.nmax)
     return bool(ok), g
 
 
 def schur(poly: np.ndarray, z: int) -> tuple[bool, np.ndarray]:
-    ok, g = poly_invmod_reversal(poly, z, *ARGS, FIELD.roots, FIELD.iroots, FIELD.nmax)
+    ok, g = poly_invmod_reversal(poly, z, FIELD.fp, FIELD.roots, FIELD.iroots, FIELD.nmax)
     return bool(ok), g
 
 
@@ -71,7 +70,7 @@ def test_a_leading_zero_or_too_few_transforms_hand_back():
     ok, g = schur(poly, 2)
     assert not ok and g.size == 42 and not g.any()
     small = Field(NTT_PRIME, nmax=64)               # 2n = 80 > 64 points
-    ok, _ = poly_invmod_reversal(random_poly(rng, 40), 0, *ARGS, small.roots, small.iroots,
+    ok, _ = poly_invmod_reversal(random_poly(rng, 40), 0, FIELD.fp, small.roots, small.iroots,
                                  small.nmax)
     assert not ok
 
