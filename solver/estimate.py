@@ -177,13 +177,19 @@ SERIES_PRIME_BITS = 61.5
 SERIES_OVERSHOOT = 1.02
 
 
-#: Seconds of one modelled unit of the series kernel (``split_cost``) on one core of
-#: this project's 2-core machine: scripts/bench_kernel.py, 2026-11-26 09:30 UTC, hasbro
-#: with 3 to 6 players measured 1.82, 4.84, 81.5 and 242 ms a prime of CPU where the
-#: model at this unit says 1.93, 5.07, 84.8 and 250. ``ladders plan`` and the solve's
-#: forecast both use it: a prime timed by the plan itself moved 5 to 15 times with the
-#: machine's load (issue 40).
-SERIES_UNIT_SECONDS = 1.7e-9
+#: Seconds of one modelled unit of the series kernel (``split_cost``) on one core:
+#: the geometric mean of the two 2-core machines this project runs on, so that a plan
+#: is within 1.11x of a prime's time on either (scripts/bench_kernel.py, hasbro with 3
+#: to 6 players, ms a prime of CPU against the model's units): an AMD EPYC
+#: (2026-11-26 09:30 UTC, 1.82, 4.84, 81.5 and 242 ms, 1.63e-9 s a unit) and an Intel
+#: Xeon (2026-11-27 11:25 UTC, 1.45, 3.99, 64.5 and 198 ms, 1.31e-9). ``ladders plan``
+#: and the solve's forecast both use it: a prime timed by the plan itself moved 5 to 15
+#: times with the machine's load (issue 40).
+SERIES_UNIT_SECONDS = 1.46e-9
+#: Seconds a run takes to start its Dask cluster (or reach a remote one) before the
+#: first batch: 1.05 s for 2 local workers (``startup_seconds`` of ``ladders solve
+#: hasbro -k 3 --workers 2 --json``, 2026-11-27), part of the wall time the plan gives.
+SERIES_START_SECONDS = 1.0
 
 
 def series_primes(data: Any, players: int) -> int:
@@ -317,11 +323,12 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     ``primes``, ``seconds_per_prime`` (CPU of one core alone, :data:`SERIES_UNIT_SECONDS`),
     ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`);
     on ``workers`` workers, ``per_machine`` of them on each machine (default: up to
-    :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``tail_seconds``
-    (the reconstruction after the last batch, :func:`tail_seconds`, its groups on the
+    :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``start_seconds``
+    (the cluster's start, :data:`SERIES_START_SECONDS`), ``tail_seconds`` (the
+    reconstruction after the last batch, :func:`tail_seconds`, its groups on the
     workers) and ``serial_seconds`` (of which the driver's own, :func:`tail_parts`),
-    ``seconds`` (the wall time: ``primes seconds_per_prime contention / workers +
-    tail``), ``core_hours`` (what the workers are held for) and ``busy_core_hours``
+    ``seconds`` (the wall time: ``start + primes seconds_per_prime contention / workers
+    + tail``), ``core_hours`` (what the workers are held for) and ``busy_core_hours``
     (what they compute, before the tail). What a solve states
     before it starts, what decides that a run is out of reach, and the figures of
     ``ladders plan`` (:func:`series_figures`): one figure everywhere."""
@@ -335,10 +342,12 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
         if primes else (0.0, 0.0)
     busy = primes * per * factor / workers
     tail = serial + shared
+    start = SERIES_START_SECONDS if primes else 0.0
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,
-            "contention": factor, "tail_seconds": tail, "serial_seconds": serial,
-            "seconds": busy + tail, "core_hours": (busy + tail) * workers / 3600,
+            "contention": factor, "start_seconds": start, "tail_seconds": tail,
+            "serial_seconds": serial, "seconds": start + busy + tail,
+            "core_hours": (start + busy + tail) * workers / 3600,
             "busy_core_hours": busy * workers / 3600}
 
 
@@ -362,6 +371,7 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
             "ms_per_prime": round(1000 * fc["seconds_per_prime"], 3),
             "core_seconds": round(fc["core_seconds"], 1),
             "contention": round(fc["contention"], 3),
+            "start_seconds": round(fc["start_seconds"], 1),
             "tail_seconds": round(fc["tail_seconds"], 1),
             "serial_seconds": round(fc["serial_seconds"], 1),
             "seconds": round(fc["seconds"], 1),

@@ -161,7 +161,7 @@ class PlanRow:
     """One engine's row of ``ladders plan``: ``text`` for people, ``figures`` for JSON,
     ``seconds`` on the plan's workers (None: not estimated), whether more workers bring
     it down (``scales``; ``serial_seconds`` of them they do not: the series engine's
-    reconstruction after the last batch), whether the figures are lower bounds, and
+    start and its reconstruction after the last batch), whether the figures are lower bounds, and
     ``blocked``: why the engine cannot do it within a day on any cluster, in its own
     words (None: it can, or it cannot tell: ``undecided``)."""
 
@@ -526,6 +526,9 @@ def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
         blocked = rows[name].blocked
         return f" (with --force: it {blocked})" if blocked else ""
 
+    def about(seconds: float) -> str:
+        return f"{seconds / 3600:.1f} hours" if seconds >= 3600 else human_seconds(seconds)
+
     for name in order:
         row = rows[name]
         if (row.blocked is None or force) and row.undecided is None \
@@ -533,7 +536,7 @@ def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
             if workers <= (per_machine or MACHINE_WORKERS):
                 return f"one machine: the {name} engine{forced(name)}"
             return (f"a cluster of {workers:,} workers: the {name} engine, within a day "
-                    f"(about {row.seconds / 3600:.1f} hours){forced(name)}")
+                    f"(about {about(row.seconds)}){forced(name)}")
     for size in CLUSTER_SIZES:
         for name in order:
             row = rows[name]
@@ -541,7 +544,7 @@ def verdict(rows: dict[str, PlanRow], order: list[str], workers: int,
             if row.scales and (row.blocked is None or force) and wall is not None \
                     and wall <= DAY:
                 return (f"a cluster of {size:,} workers: the {name} engine, within a day "
-                        f"(about {wall / 3600:.1f} hours){forced(name)}")
+                        f"(about {about(wall)}){forced(name)}")
     if force:
         for name in order:
             row = rows[name]

@@ -424,7 +424,7 @@ class SeriesEngine(PrimeBatchEngine):
                 f"~{fig['bytes'] / 1e9:,.1f} GB")
         blocked = run_needs(fig["primes"], fig["ms_per_prime"] / 1000, fig["bytes"])
         return PlanRow(text, fig, fig["seconds"], scales=True, blocked=blocked,
-                       serial_seconds=fig["serial_seconds"])
+                       serial_seconds=fig["start_seconds"] + fig["serial_seconds"])
 
     def big(self, problem: Problem) -> bool:
         """Many primes to do: a local cluster pays off."""
