@@ -24,7 +24,10 @@ attempts. Issue 26's goal at full size: at most 45 minutes and 8 GB for the driv
 ``--baseline COMMIT`` runs the driver's phase of that commit too, on the same store, in a
 fresh process after this tree's (issue 39's tail: the last attempt's seconds side by side).
 ``--replay STORE`` times instead one attempt at every batch of a finished run's store
-(a 4-player run's tail), this tree and the ``--baseline``, their fractions compared.
+(a 4-player run's tail; a 3-player one's over its denominator multiple), this tree and
+the ``--baseline``, their fractions compared, each with its compiled half-gcd loaded
+first (a baseline's copy has no numba cache: its first attempt would also time the
+compiler, about 5 s).
 ``--players 6`` makes six seats instead, ``--scale`` then a fraction of the six-player
 answer's 10 billion bits (issue 39: six players' design, proved at ``--scale 0.0625``).
 
@@ -212,13 +215,19 @@ def replay(store_dir: str) -> dict:
     # a run's driver threads where the stream has them (not before issue 39's tail)
     fields = {f.name for f in dataclasses.fields(ReconstructionStream)}
     threads = {"threads": min(os.cpu_count() or 1, 8)} if "threads" in fields else {}
+    # three players' runs keep the residue of the denominator multiple as a last column
+    multiple = {"multiple": True} if store.run.get("multiple") else {}
     stream = None
     for k in sorted(batches):
         primes, residues, valid = read_batch(store, batches[k])
         if stream is None:
             stream = ReconstructionStream(residues.shape[1], holdout=HOLDOUT, must_sum_to_one=True,
-                                          **threads)
+                                          **threads, **multiple)
         stream.add(primes, residues, valid, attempt=False)
+    # the compiled half-gcd loaded (or built: a baseline's copy has no cache) before
+    # the timing, as a run's earlier attempts have it
+    from ladders.solver.engines.series.reconstruct import rational_reconstruct
+    rational_reconstruct((1 << 19999) + 12345, (1 << 20001) + 1)
     candidate = stream.try_snapshot(stream.snapshot())
     if candidate.values is None:
         raise SystemExit("the replayed attempt found no fractions")

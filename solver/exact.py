@@ -167,12 +167,18 @@ def _primorial() -> mpz:
 
 def _split_smooth(den: mpz) -> tuple[mpz, mpz]:
     """``den = S R`` with S made of the primes below :data:`SMOOTH_BOUND` (with their
-    multiplicities) and R of the others, so that ``gcd(S, R) = 1``."""
+    multiplicities) and R of the others, so that ``gcd(S, R) = 1``.
+
+    ``g``, the product of the small primes still in R, comes out as a whole power at a
+    time (``gmpy2.remove``, by repeated squaring), so the loop runs once per distinct
+    multiplicity, not once per factor: three players' multiple of the denominator has
+    ``6^e`` with e in the thousands, which took 9,500 divisions of 614,000 bits (0.6 s)
+    one factor at a time."""
     smooth, rough = mpz(1), mpz(den)
     g = gcd(rough, _primorial())
     while g > 1:
-        rough //= g
-        smooth *= g
+        rough, times = gmpy2.remove(rough, g)
+        smooth *= g ** times
         g = gcd(rough, g)
     return smooth, rough
 

@@ -61,6 +61,21 @@ def test_lowest_terms_equals_mpq(seed: int, sample: int, rough: int, size: int,
         check(nums, den, sample=sample, seed=seed, pool=pool, ways=max(ways, 1))
 
 
+def test_the_smooth_part_comes_out_whole_at_any_multiplicity() -> None:
+    """``den = S R``: S all the primes below 2^16 with their multiplicities (three
+    players' multiple of the denominator has 6^e, e in the thousands), R none of them."""
+    from ladders.solver.exact import SMOOTH_BOUND, _primorial, _split_smooth
+    assert 65521 < SMOOTH_BOUND < 65537         # the largest prime below it, the first above
+    rng = random.Random(5)
+    big = rough_prime(rng, 300)
+    for small in (mpz(6) ** 3000 * 5 ** 7 * 65521, mpz(2) ** 1 * 3 ** 4096, mpz(1)):
+        for rough in (mpz(1), big, big ** 2 * 65537):
+            smooth_part, rough_part = _split_smooth(small * rough)
+            assert (smooth_part, rough_part) == (small, rough)
+            assert gcd(rough_part, _primorial()) == 1
+    check([mpz(6) ** 2999 * 5, mpz(7) * big, mpz(1)], mpz(6) ** 3000 * 5 ** 7 * big)
+
+
 def test_lowest_terms_of_small_and_trivial_denominators() -> None:
     check([mpz(v) for v in range(-12, 13)], mpz(12))
     check([mpz(0), mpz(5)], mpz(1))

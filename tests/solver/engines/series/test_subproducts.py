@@ -4,6 +4,7 @@ at a small scale."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import subprocess
@@ -186,3 +187,23 @@ def test_driver_benchmark_at_a_small_scale(tmp_path: Path, workers: int, players
             assert whole["driver_seconds"] <= whole["seconds"]
             assert (marks["groups_out"] <= marks["groups_back"] <= marks["hgcd_start"]
                     <= marks["hgcd_end"] <= marks["terms_start"] <= marks["terms_end"])
+
+
+def test_driver_benchmark_replays_a_three_player_store(tmp_path: Path) -> None:
+    # a three-player run keeps the denominator multiple's residue as a last column; the
+    # replay read it as a fourth seat and found no fractions. It now gives the run's own
+    import hashlib
+
+    store = tmp_path / "t3"
+    solved = subprocess.run([sys.executable, "-m", "ladders.cluster.cli", "solve", "tiny10", "-k",
+                             "3", "--engine", "series", "--workers", "1", "--checkpoint",
+                             str(store), "--json"],
+                            capture_output=True, text=True, timeout=600, check=True)
+    seats = [s["exact"] for s in json.loads(solved.stdout)["seats"]]
+    assert json.loads((store / "run.json").read_text())["multiple"] is True
+    script = Path(__file__).resolve().parents[4] / "scripts" / "bench_driver.py"
+    out = subprocess.run([sys.executable, str(script), "--phase", "replay", "--replay",
+                          str(store)], capture_output=True, text=True, timeout=600, check=True)
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["digests"] == [hashlib.sha256(str(mpq(s)).encode()).hexdigest()[:16]
+                              for s in seats]
