@@ -106,7 +106,7 @@ LEFT_OUT = [
     LeftOut(r"--engine crt", "about 90 s on 2 local workers (docs/benchmarks.md)", slow=True),
     LeftOut(r"runs/h\b", "the store of the crt run above", slow=True),
     LeftOut(r'solve hasbro --players 3|solve\("hasbro", players=3',
-            "the 3-player full board on a local Dask cluster: about 14 s on 2 quiet cores, "
+            "the 3-player full board on a local Dask cluster: 11-14 s on 2 quiet cores, "
             "much more on a busy machine", slow=True),
     LeftOut(r"hasbro --meet bump", "the 2-piece joint chain of the full board: about 40 s",
             slow=True),
