@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ladders.solver.chains.formats import Loaded
     from ladders.solver.chains.model import Chain
     from ladders.solver.checks.bounds import Bounds
+    from ladders.solver.checks.chain_bounds import ChainBounds
     from ladders.solver.games.board import Board
     from ladders.solver.games.chain import OnePlayerStats
     from ladders.solver.result import Solution
@@ -140,16 +141,26 @@ def resume(store: str, **options: Any) -> Solution:
 
 
 def bounds(board: str | Board, players: int = 2, moves: int | None = None,
-           digits: int | None = None) -> Bounds:
+           digits: int | None = None) -> Bounds | ChainBounds:
     """Exact Markov bounds on every seat after ``moves`` throws, or after the fewest
-    throws whose bounds agree to ``digits`` decimals (give one of the two)."""
+    throws whose bounds agree to ``digits`` decimals (give one of the two). A board
+    whose pieces meet (``meet = "bump"``) is one joint chain: its bounds
+    (``digits`` only) are a :class:`~ladders.solver.checks.chain_bounds.ChainBounds`,
+    one pair for each seat's win and the expected steps (``.names``)."""
     from ladders.solver.checks.bounds import (bounds_to_digits, check_digits, check_moves,
                                               check_players, markov_bounds)
     from ladders.solver.games.chain import build_chain
     if (moves is None) == (digits is None):
         raise ValueError("give exactly one of moves or digits")
     check_players(players)
-    chain = build_chain(load_board(board))
+    opened = load_board(board)
+    if opened.meet != "none":
+        from ladders.solver.chains.problem import board_problem
+        if digits is None:
+            raise ValueError(f"{opened.name}: its pieces meet (meet = {opened.meet!r}), one joint "
+                             "chain walked a step at a time: give digits, not moves")
+        return board_problem(opened, players).bounds_within(digits, 600.0)  # type: ignore[union-attr]
+    chain = build_chain(opened)
     if moves is not None:
         check_moves(chain, players, moves)
         return markov_bounds(chain, players, moves)

@@ -64,6 +64,13 @@ class Problem:
         return race_system(self.chain, self.players)
 
     @property
+    def reference_system(self) -> LinearSystem | str:
+        """No second system: a race's answers are its seats, the system's columns by
+        construction, checked against the board's own bounds and, modulo primes, the
+        race system itself."""
+        return "a race's seats are its system's columns"
+
+    @property
     def name(self) -> str:
         return self.board.name
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -43,7 +44,10 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
     t0 = time.perf_counter()
     if (moves is None) == (digits is None):
         raise click.UsageError("give exactly one of --moves N or --digits D")
-    chain = build_chain(open_board(board, rule, die))
+    opened = open_board(board, rule, die)
+    if opened.meet != "none":
+        return meeting_bounds(opened, players, moves, digits, as_json, t0)
+    chain = build_chain(opened)
     with task_bar(("bounds", "move")) as bar:
         if moves:
             check_moves(chain, players, moves, flags=True)
@@ -78,3 +82,44 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
 
 
 bounds.epilog = EPILOG_BOARD
+
+
+#: Seconds the bounds of a board whose pieces meet may walk before they report the
+#: digits reached (the walk is of the joint chain, step by step).
+MEETING_SECONDS = 600.0
+
+
+def meeting_bounds(board: Any, players: int, moves: int | None, digits: int | None,
+                   as_json: bool, t0: float) -> None:
+    """Bounds on each seat's win of a board whose pieces meet: the Markov bounds of
+    its joint chain (:mod:`ladders.solver.checks.chain_bounds`), walked step by step
+    until they agree to ``digits`` decimals."""
+    from ladders.solver.chains.problem import board_problem
+    from ladders.solver.exact import fraction_to_decimal as dec
+    from ladders.solver.exact import fraction_to_str as exact
+    if digits is None:
+        raise click.UsageError(f"--moves counts the throws of one piece in a race of pieces that "
+                               f"never meet; on {board.name} (meet = \"{board.meet}\") the pieces "
+                               "make one joint chain, walked a step at a time: give --digits D")
+    problem = board_problem(board, players)
+    click.echo(f"walking {problem.describe()} (at most {MEETING_SECONDS:g} s)", err=True)
+    b = problem.bounds_within(digits, MEETING_SECONDS)
+    seconds = time.perf_counter() - t0
+    places = max(20, digits + 5)
+    seats = [{"seat": j + 1, "name": name, "lower": exact(lo),
+              "upper": None if up is None else exact(up), "lower_decimal": dec(lo, places),
+              "upper_decimal": None if up is None else dec(up, places)}
+             for j, (name, lo, up) in enumerate(zip(b.names, b.lower, b.upper))
+             if name != "steps"]
+    data: dict[str, Any] = {"steps": b.steps, "players": players, "meet": board.meet,
+                            "seats": seats, "seconds": round(seconds, 4)}
+    lines = [f"{board.name}, {players} players, {board.meet} rule, after {b.steps:,} steps of the "
+             f"joint chain ({seconds:.3f} s, exact):"]
+    lines += [f"  seat {s['seat']}: {s['lower_decimal']}\n          {s['upper_decimal']}"
+              for s in seats]
+    if b.settled(digits):
+        lines.append(f"lower and upper agree to {digits} digits from step {b.steps:,}")
+    else:
+        data["stopped"] = b.stopped
+        lines.append(f"stopped before {digits} digits agree: {b.stopped}")
+    emit(data, as_json, "\n".join(lines))

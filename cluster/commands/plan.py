@@ -52,7 +52,10 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
     from ladders.solver.estimate import race_figures
     from ladders.solver.games.chain import build_chain
     from ladders.solver.problem import Problem
-    chain = build_chain(open_board(board, rule, die))
+    opened = open_board(board, rule, die)
+    if opened.meet != "none":
+        return meeting_plan(opened, players, as_json)
+    chain = build_chain(opened)
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
     rows = {name: (engine.plan(chain, players, workers, per_machine) if engine.machine_model
@@ -115,3 +118,29 @@ def cross_figures(problem: Any, chosen: str | None) -> dict[str, Any] | None:
         return {"engine": checker.name, "skipped": skip}
     seconds = checker.memory_seconds(problem)
     return {"engine": checker.name, "seconds": None if seconds is None else round(seconds, 1)}
+
+
+def meeting_plan(board: Any, players: int, as_json: bool) -> None:
+    """The size of a board whose pieces meet, as one joint chain (its states,
+    transitions and unknowns, whether the fraction-free elimination in one process is
+    cheap, the engine 'ladders solve' picks): the race engines' cost models are for
+    pieces that never meet and do not apply."""
+    from ladders.cluster.engines import choose_engine
+    from ladders.solver.chains.problem import board_problem
+    problem = board_problem(board, players)
+    chain, size = problem.chain, problem.size
+    engine = choose_engine(problem)
+    sparse = problem.sparse
+    data = {"board": board.name, "players": players, "meet": board.meet, "states": chain.size,
+            "transitions": chain.nnz, "unknowns": size.unknowns, "nonzeros": size.nonzeros,
+            "answers": size.columns, "sparse": sparse, "engine": engine.name}
+    lines = [f"{board.name}, {players} players, {board.meet} rule: one joint chain",
+             f"  states       {chain.size:,} ({chain.nnz:,} transitions)",
+             f"  unknowns     {size.unknowns:,}, at most {size.nonzeros:,} nonzeros, "
+             f"{size.columns} answers",
+             "  elimination  " + ("cheap in one process (its symbolic fill is within budget)"
+                                  if sparse else "past the budget of one process's "
+                                  "fraction-free elimination"),
+             f"  verdict      the {engine.name} engine (no time model for joint chains: the race "
+             "engines' models are for pieces that never meet)"]
+    emit(data, as_json, "\n".join(lines))

@@ -133,6 +133,10 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
         b = open_board(board, rule, die)
         name = b.name
         seed = 1960 if seed is None else seed
+        if kind in ("diagonal", "convergence") and b.meet != "none":
+            raise click.UsageError(f"the {kind} picture is of a race of pieces that never meet; "
+                                   f"on {name} they meet (meet = \"{b.meet}\"): 'ladders solve "
+                                   f"{board}' answers that race")
         if kind == "board":
             fig = plots.plot_board(b)
         elif kind == "lengths":

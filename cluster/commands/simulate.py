@@ -121,7 +121,7 @@ def simulate_chains(problems: list[Any], games: int, seed: int, as_json: bool) -
     results = []
     lines = [f"{chain.name}: {games:,} walks a question (seed {seed})"]
     for problem in problems:
-        targets = question_targets(chain, problem.question, problem.plan)
+        targets = question_targets(chain, problem.question, problem.plan.names)
         tally = simulate_chain(chain, problem.question, problem.plan, games, seed,
                                targets=targets)
         n = tally.walks

@@ -223,7 +223,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         raise click.UsageError("give --target or --properties, not both")
     loaded = load_chain(board, properties=properties, constants=constants)
     if target:
-        loaded.chain.label_mask(target)  # a KeyError naming the labels there are
+        loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]
     else:
         questions = list(loaded.questions) or [Question()]
@@ -423,10 +423,17 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     for note in ("stopped", "pinned"):
         if b is not None and note in b:
             lines.append(f"             ({b[note]})")
+    if b is not None and "ends" in b:
+        lines.append(f"ends         {b['ends']['what']}: {mark(b['ends']['passed'])}")
+    if b is not None and "extremes" in b:
+        e = b["extremes"]
+        lines.append(f"extremes     {e['what']}" + ("" if e.get("skipped") else f": {mark(e['passed'])}"))
     if "residues" in report:
         m = report["residues"]
-        lines.append("residues     " + ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
-                                                for x in m["primes"]) + f": {mark(m['passed'])}")
+        own = "the check's own system, " if m.get("system") == "independent" else ""
+        lines.append("residues     " + own + (f"skipped ({m['reason']})" if m.get("skipped") else
+                                              ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
+                                                        for x in m["primes"]) + f": {mark(m['passed'])}"))
     if "certificate" in report:
         c = report["certificate"]
         label = "confirmation" if c.get("check") == "confirmation" else "certificate "

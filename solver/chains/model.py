@@ -160,21 +160,57 @@ class Chain:
         return {s: i for i, s in enumerate(self.states)}
 
     def label_mask(self, name: str) -> np.ndarray:
-        """Boolean mask of the states labelled ``name`` (``KeyError`` naming the labels
-        there are)."""
+        """Boolean mask of the states labelled ``name`` (a :class:`ChainError` naming
+        the labels there are: a user's mistake, not a bug)."""
         if name not in self.labels:
             known = ", ".join(sorted(self.labels)) or "none"
-            raise KeyError(f"no label {name!r} in {self.name}; its labels: {known}")
+            raise ChainError(f"no label {name!r} in {self.name}; its labels: {known}")
         mask = np.zeros(self.size, dtype=bool)
         mask[self.labels[name]] = True
         return mask
 
-    def state_label(self, i: int) -> str:
-        """How answers name state i: its labels (other than ``init`` and
-        ``deadlock``) joined by ``+``, else its name."""
-        own = [name for name, members in self.labels.items()
-               if name not in ("init", "deadlock") and _contains(members, i)]
-        return "+".join(own) if own else self.states[i]
+    @cached_property
+    def end_names(self) -> dict[str, np.ndarray]:
+        """Every absorbing state grouped by the name of the answer "the chain ends
+        there", by the one rule every answer of where a chain ends follows:
+
+        - its labels other than ``init`` and ``deadlock``, joined by ``+`` in sorted
+          order (``goal``, ``done+won``);
+        - else, unlabelled, its own name (``heads``);
+        - else, where its own name is also a label's, ``state NAME``: the label keeps
+          the bare name.
+
+        Returns name -> sorted state indices, in the order of each group's first
+        state. The answer of a name is the probability
+        of ending in *any* of its states: a label's answer sums every absorbing state
+        that carries exactly those labels, reachable or not (an unreachable one adds
+        0). A :class:`ChainError` where two groups would still share a name (an
+        unlabelled state named ``a+b`` beside labels ``a`` and ``b``)."""
+        ends = np.flatnonzero(self.absorbing)
+        names = [name for name in self.labels if name not in ("init", "deadlock")]
+        bits = np.zeros((len(ends), len(names)), dtype=bool)
+        for k, name in enumerate(names):
+            bits[:, k] = np.isin(ends, self.labels[name])
+        keys, inverse = np.unique(bits, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        groups: dict[str, np.ndarray] = {}
+
+        def add(name: str, members: np.ndarray) -> None:
+            if name in groups:
+                raise ChainError(f"{self.name}: an absorbing state's name and a group of labels "
+                                 f"both give the answer name {name!r}; rename the state or the "
+                                 "labels")
+            groups[name] = members
+
+        for r, key in enumerate(keys.tolist()):
+            members = ends[inverse == r]
+            if any(key):
+                add("+".join(n for n, b in zip(names, key) if b), members)
+                continue
+            for i in members.tolist():
+                own = self.states[i]
+                add(f"state {own}" if own in self.labels else own, np.array([i], dtype=np.int64))
+        return dict(sorted(groups.items(), key=lambda item: int(item[1][0])))
 
     def digest(self) -> str:
         """SHA-256 of the whole chain: the same chain, the same digest."""
@@ -190,11 +226,6 @@ class Chain:
             h.update(name.encode() + b"~" + np.asarray(num, np.int64).tobytes()
                      + np.asarray(den, np.int64).tobytes())
         return h.hexdigest()
-
-
-def _contains(sorted_members: np.ndarray, i: int) -> bool:
-    k = int(np.searchsorted(sorted_members, i))
-    return k < len(sorted_members) and int(sorted_members[k]) == i
 
 
 class ChainBuilder:
@@ -307,6 +338,13 @@ class ChainBuilder:
         """Label the states ``members`` with ``name`` (added to any earlier ones)."""
         check_name(name, "label", where(self.source, line))
         self._labels.setdefault(name, set()).update(members)
+
+    def labelled(self, name: str) -> frozenset[int] | None:
+        """The states of label ``name`` so far, or None where there is none (a source
+        that makes up labels, for an expression, must not add to one of the input's
+        own)."""
+        members = self._labels.get(name)
+        return None if members is None else frozenset(members)
 
     def reward(self, name: str, i: int, value: mpq, line: int | None = None) -> None:
         """Add ``value`` to state i's reward ``name``."""

@@ -87,6 +87,14 @@ class ChainProblem:
         """``A x = B`` of the question (see :mod:`ladders.solver.chains.questions`)."""
         return build_system(self.chain, self.question, self.plan)
 
+    @cached_property
+    def reference_system(self) -> LinearSystem | str:
+        """The residue check's own system of the question, built from the chain and the
+        question without the plan (:mod:`ladders.solver.checks.reference`), or why
+        there is none to solve (too many unknowns)."""
+        from ladders.solver.checks.reference import reference_system
+        return reference_system(self.chain, self.question, self.plan.names, self.plan.columns)
+
     @property
     def solvable(self) -> bool:
         """Whether any answer needs the system (else every one is known already)."""
@@ -157,7 +165,7 @@ class ChainProblem:
         if not self.every:
             return self.seats_from_values(values)
         pick = min if self.question.over == "min" else max
-        extremes = [pick(state_values(self.chain, self.question, self.plan, k, solution(k)))
+        extremes = [pick(state_values(self.plan, k, solution(k)))
                     for k in range(len(values))]
         return [*values, *extremes]
 
@@ -197,15 +205,12 @@ class ChainProblem:
         from ladders.solver.checks.chain_bounds import check_chain_answers
         from ladders.solver.checks.verify import VERIFY_SECONDS
         # over several start states: the bounds walk from their average, which the
-        # system's target is; the least or greatest is read from the certified solution
-        report = check_chain_answers(self.chain, self.question, self.plan,
-                                     answers(self.plan, self._columns_part(seats)),
-                                     digits, VERIFY_SECONDS, bounds=bounds)
-        if self.every:
-            report["note"] = (f"the bounds are on the average over the {len(self.chain.start):,} "
-                              f"start states; the {self.question.over} over them is read from the "
-                              "engine's solution at every unknown, which its certificate proves")
-        return report
+        # system's target is, and from each start state for the least or greatest
+        extremes = dict(zip(self.plan.columns, list(seats)[len(self.plan.columns):])) \
+            if self.every else None
+        return check_chain_answers(self.chain, self.question, self.plan,
+                                   answers(self.plan, self._columns_part(seats)),
+                                   digits, VERIFY_SECONDS, bounds=bounds, extremes=extremes)
 
     # ------------------------------------------------------------------ a store
     def to_json(self) -> dict[str, Any]:

@@ -2,13 +2,17 @@
 
 Three questions, each from the start distribution ``pi_0``:
 
-- ``absorb``: the probability of ending in each absorbing state ``a``,
+- ``absorb``: the probability of ending in each named group ``a`` of absorbing states
+  (a label's states, or one unlabelled state: :attr:`Chain.end_names` is the rule),
   ``x_a = P(F a)``, and the expected number of steps ``E[T]`` until absorption
   (``Infinity`` where the chain is not absorbed with probability 1, as Storm reports it);
+  the ``x_a`` sum to 1 exactly when ``E[T]`` is finite;
 - ``reach``: ``P(F phi)`` for a labelled set ``phi`` (PRISM's ``P=? [F phi]``);
 - ``reward``: the expected reward accumulated until ``phi`` is reached,
   ``R=? [F phi]`` (``T=? [F phi]``: a reward of 1 a step); ``Infinity`` where ``phi``
-  is missed with positive probability.
+  is missed with positive probability. Over several initial states (``filter(min|max,
+  ..., "init")``) each state's value is its own, ``Infinity`` included, and the least
+  or greatest of them is the answer, as Storm gives it.
 
 Each becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
 row i of ``(I - Q) x = b`` scaled by its own denominator, ``d_i x_i - sum_{j in U}
@@ -24,14 +28,13 @@ not itself in ``U``, one more unknown ``x_s = sum pi_0(k) x_k`` is the target.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain
+from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain, ChainError
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
@@ -114,13 +117,20 @@ class Plan:
     """A question made into a system: ``unknowns`` (state indices of ``U`` in order,
     the start row last when there is one), the system's columns (``columns``: names of
     the answers the system solves for), and the answers known without it (``known``:
-    name -> an ``mpq`` or :data:`INFINITY`), in the order ``names``."""
+    name -> an ``mpq`` or :data:`INFINITY`), in the order ``names``. ``hits``: for each
+    probability answer, the states where its value is 1 (its label's states, or the
+    absorbing states of its name: :attr:`Chain.end_names`). ``start``: the
+    distribution the system's target averages over (the chain's, or for a least
+    expectation over several initial states, the chain's over those whose expectation
+    is finite)."""
 
     unknowns: np.ndarray
     start_row: bool
     columns: tuple[str, ...]
     known: dict[str, mpq | str]
     names: tuple[str, ...]
+    hits: dict[str, np.ndarray]
+    start: tuple[tuple[int, mpq], ...]
 
 
 def transpose(chain: Chain) -> tuple[np.ndarray, np.ndarray]:
@@ -166,19 +176,26 @@ def start_mask(chain: Chain) -> np.ndarray:
     return mask
 
 
+def doomed_states(chain: Chain, target: np.ndarray, back: tuple[np.ndarray, np.ndarray],
+                  can_reach: np.ndarray) -> np.ndarray:
+    """Mask of the states whose expectation until ``target`` is infinite: outside the
+    target, they reach, without passing it, a state that cannot reach it (``Prob1``
+    fails there: Baier and Katoen, Algorithm 46)."""
+    return search(*back, ~can_reach, ~target) & ~target
+
+
 def plan_question(chain: Chain, question: Question) -> Plan:
     """The unknowns, columns and known answers of ``question`` (see the module
-    docstring); ``KeyError`` names a label or reward the chain does not have."""
+    docstring); a :class:`ChainError` names a label or reward the chain does not have."""
     back = transpose(chain)
     starts = start_mask(chain)
     if question.kind == "absorb":
         stop = chain.absorbing
         reachable = search(chain.indptr, chain.indices, starts, ~stop)
-        ends = np.flatnonzero(reachable & stop)
         can_end = search(*back, reachable & stop)
         unknowns = reachable & ~stop & can_end
-        names = [chain.state_label(int(a)) for a in ends]
-        names = _distinct(names, [chain.states[int(a)] for a in ends])
+        groups = chain.end_names
+        names = [name for name, members in groups.items() if np.any(reachable[members])]
         # absorbed with probability 1 from the start: no reachable state is cut off
         # from every absorbing state
         certain = not np.any(reachable & ~stop & ~can_end)
@@ -188,41 +205,42 @@ def plan_question(chain: Chain, question: Question) -> Plan:
             columns.append("steps")
         else:
             known["steps"] = INFINITY
-        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), tuple(columns),
-                    known, tuple([*names, "steps"]))
+        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain.start, unknowns),
+                    tuple(columns), known, tuple([*names, "steps"]),
+                    {name: groups[name] for name in names}, chain.start)
     target = chain.label_mask(question.target)  # type: ignore[arg-type]
-    reachable = search(chain.indptr, chain.indices, starts, ~target)
     can_reach = search(*back, target)
     name = question.answer_name
     if question.kind == "reach":
+        reachable = search(chain.indptr, chain.indices, starts, ~target)
         unknowns = reachable & ~target & can_reach
-        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), (name,), {},
-                    (name,))
+        return Plan(np.flatnonzero(unknowns), not _single_unknown(chain.start, unknowns),
+                    (name,), {}, (name,), {name: np.flatnonzero(target)}, chain.start)
     if question.reward is not None and question.reward not in chain.rewards:
         known_rewards = ", ".join(sorted(chain.rewards)) or "none"
-        raise KeyError(f"no reward {question.reward!r} in {chain.name}; its rewards: {known_rewards}")
-    # Prob1: no path from the start reaches a state that cannot reach the target
-    # without passing through the target first
-    if np.any(reachable & ~can_reach):
-        return Plan(np.empty(0, dtype=np.int64), False, (), {name: INFINITY}, (name,))
-    unknowns = reachable & ~target
-    return Plan(np.flatnonzero(unknowns), not _single_unknown(chain, unknowns), (name,), {},
-                (name,))
+        raise ChainError(f"no reward {question.reward!r} in {chain.name}; its rewards: "
+                         f"{known_rewards}")
+    doomed = doomed_states(chain, target, back, can_reach)
+    start = chain.start
+    if question.over == "min" and len(start) > 1:
+        # the least over the initial states: those with a finite expectation, if any
+        finite = [(i, p) for i, p in start if not doomed[i]]
+        if finite:
+            total = sum((p for _, p in finite), mpq(0))
+            start = tuple((i, p / total) for i, p in finite)
+    if any(doomed[i] for i, _ in start):
+        return Plan(np.empty(0, dtype=np.int64), False, (), {name: INFINITY}, (name,), {},
+                    start)
+    mask = np.zeros(chain.size, dtype=bool)
+    mask[[i for i, _ in start]] = True
+    unknowns = search(chain.indptr, chain.indices, mask, ~target) & ~target
+    return Plan(np.flatnonzero(unknowns), not _single_unknown(start, unknowns), (name,), {},
+                (name,), {}, start)
 
 
-def _distinct(names: list[str], fallback: list[str]) -> list[str]:
-    """Names of the absorbing states, each once: a label shared by several gets each
-    state's own name beside it (``done (8)``)."""
-    seen: dict[str, int] = {}
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-    return [name if seen[name] == 1 else name if name == other else f"{name} ({other})"
-            for name, other in zip(names, fallback)]
-
-
-def _single_unknown(chain: Chain, unknowns: np.ndarray) -> bool:
+def _single_unknown(start: tuple[tuple[int, mpq], ...], unknowns: np.ndarray) -> bool:
     """Whether the start is one state of ``U`` (no extra start row)."""
-    return len(chain.start) == 1 and bool(unknowns[chain.start[0][0]])
+    return len(start) == 1 and bool(unknowns[start[0][0]])
 
 
 def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
@@ -234,12 +252,9 @@ def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
     m = len(plan.columns)
     # the values outside U, one column per answer the system solves for
     const = np.zeros((n, m), dtype=np.int64)
-    if question.kind == "absorb":
-        for c, name in enumerate(plan.columns):
-            if name != "steps":
-                const[absorbing_state(chain, name), c] = 1
-    elif question.kind == "reach":
-        const[chain.label_mask(question.target), 0] = 1  # type: ignore[arg-type]
+    for c, name in enumerate(plan.columns):
+        if name in plan.hits:
+            const[plan.hits[name], c] = 1
     # per-row scale: the row's denominator, times the reward's denominator there
     rows_u = plan.unknowns
     den = chain.denominators[rows_u]
@@ -272,14 +287,14 @@ def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
         if steps_col >= 0 and reward_rhs is not None:
             rhs[r, steps_col] += reward_rhs[r]
         rows.append(list(row.items()))
-    target = pos[chain.start[0][0]] if not plan.start_row else len(rows_u)
+    target = pos[plan.start[0][0]] if not plan.start_row else len(rows_u)
     if plan.start_row:
         d = 1
-        for _, p in chain.start:
+        for _, p in plan.start:
             d = math.lcm(d, int(p.denominator))
         row = {len(rows_u): d}
         r = len(rows_u)
-        for k, p in chain.start:
+        for k, p in plan.start:
             w = int(p.numerator) * (d // int(p.denominator))
             pk = int(pos[k])
             if pk >= 0:
@@ -302,24 +317,6 @@ def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
                                   f"{chain.name}: {question.describe()}")
 
 
-def absorbing_state(chain: Chain, name: str) -> int:
-    """The absorbing state an answer of an ``absorb`` question is named after (its
-    label, its own name, or ``label (name)`` where several share the label)."""
-    return _absorbing_names(chain)[name]
-
-
-@functools.lru_cache(maxsize=8)
-def _absorbing_names(chain: Chain) -> dict[str, int]:
-    """Every name an absorbing state answers to (see :func:`absorbing_state`), built
-    once a chain: a chain may have thousands of absorbing states."""
-    names: dict[str, int] = {}
-    for i in np.flatnonzero(chain.absorbing).tolist():
-        label = chain.state_label(i)
-        for name in (f"{label} ({chain.states[i]})", chain.states[i], label):
-            names.setdefault(name, i)
-    return names
-
-
 def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
     """Every answer by name, in order: the system's ``values`` (one per column) and
     the known ones."""
@@ -327,18 +324,13 @@ def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
     return {name: solved[name] if name in solved else plan.known[name] for name in plan.names}
 
 
-def state_values(chain: Chain, question: Question, plan: Plan, column: int,
-                 solution: list[mpq]) -> list[mpq]:
-    """The answer of ``column`` from each start state, given the system's whole
-    ``solution`` (one value per unknown, in ``plan.unknowns`` order): an unknown's
-    value, or the known value outside ``U`` (1 on the target, 0 elsewhere)."""
+def state_values(plan: Plan, column: int, solution: list[mpq]) -> list[mpq]:
+    """The answer of ``column`` from each state of the plan's start, given the
+    system's whole ``solution`` (one value per unknown, in ``plan.unknowns`` order): an
+    unknown's value, or the known value outside ``U`` (1 on the answer's hits, 0
+    elsewhere)."""
     pos = {int(i): k for k, i in enumerate(plan.unknowns.tolist())}
     name = plan.columns[column]
-    if question.kind == "absorb" and name != "steps":
-        hit = {absorbing_state(chain, name)}
-    elif question.kind == "reach":
-        hit = set(chain.labels[question.target].tolist())  # type: ignore[index]
-    else:
-        hit = set()
+    hit = set(plan.hits[name].tolist()) if name in plan.hits else set()
     return [solution[pos[i]] if i in pos else mpq(1 if i in hit else 0)
-            for i, _ in chain.start]
+            for i, _ in plan.start]

@@ -53,8 +53,7 @@ from typing import Any
 import numpy as np
 
 from ladders.solver.chains.model import Chain
-from ladders.solver.chains.questions import (INFINITY, Plan, Question, absorbing_state, search,
-                                             start_mask, transpose)
+from ladders.solver.chains.questions import INFINITY, Plan, Question, search, transpose
 from ladders.solver.checks.bounds import PIN_DIGITS
 from ladders.solver.exact import fraction_to_decimal, mpq, mpz
 
@@ -75,46 +74,99 @@ BACKWARD_ENOUGH = mpq(1, 2)
 
 @dataclass(frozen=True)
 class Targets:
-    """What a walk of ``question`` records: ``slots`` (one per probability answer:
-    its name and the indices of the states that end the walk with it), ``stop`` (every such state),
-    ``lost`` (states that cannot reach ``stop``, by graph search: value 0, and an
-    infinite expectation), and the expectation answer ``expectation`` (its name, or
-    None) with its reward ``rho`` (numerators and denominators; None: 1 a step)."""
+    """What a check of ``question`` records, found from the chain and the question
+    alone (:func:`question_targets`): ``slots`` (one per probability answer: its name
+    and the indices of the states that end the walk with it), ``stop`` (every such
+    state), ``lost`` (states that cannot reach ``stop``: value 0, and an infinite
+    expectation), ``doomed`` (states whose expectation is infinite: they reach a lost
+    state before ``stop``), the expectation answer ``expectation`` (its name, or None)
+    with its reward ``rho`` (numerators and denominators; None: 1 a step), ``start``
+    (the distribution the answers average over) and ``unknowns`` (the walk's states:
+    reachable from ``start`` before ``stop``, able to reach it)."""
 
     slots: tuple[tuple[str, np.ndarray], ...]
     stop: np.ndarray
     lost: np.ndarray
+    doomed: np.ndarray
     expectation: str | None
     rho: tuple[np.ndarray, np.ndarray] | None
+    start: tuple[tuple[int, mpq], ...]
+    unknowns: np.ndarray
+    #: names of answers that no state answers to (a wrong name: the check fails)
+    unknown_names: tuple[str, ...] = ()
 
 
-def question_targets(chain: Chain, question: Question, plan: Plan) -> Targets:
-    """The :class:`Targets` of ``question``, from the chain and the plan's answer names
-    (``absorb``: each absorbing state by its label or name, then ``steps``)."""
+def ending_groups(chain: Chain) -> dict[str, list[int]]:
+    """The absorbing states by the name of their answer, found state by state: the
+    rule of :attr:`~ladders.solver.chains.model.Chain.end_names` (labels other than
+    ``init`` and ``deadlock`` joined by ``+``; else the state's name; else ``state
+    NAME`` where a label has that name) written again on purpose, in a plain loop,
+    so that the check does not read the answers' meaning from the solver's grouping."""
+    members = {name: set(states.tolist()) for name, states in chain.labels.items()
+               if name not in ("init", "deadlock")}
+    groups: dict[str, list[int]] = {}
+    for i in np.flatnonzero(chain.absorbing).tolist():
+        own = sorted(name for name, states in members.items() if i in states)
+        if own:
+            name = "+".join(own)
+        else:
+            name = chain.states[i]
+            if name in chain.labels:
+                name = "state " + name
+        groups.setdefault(name, []).append(i)
+    return groups
+
+
+def question_targets(chain: Chain, question: Question, names: tuple[str, ...],
+                     only: int | None = None) -> Targets:
+    """The :class:`Targets` of ``question`` whose answers are called ``names`` (the
+    absorbing states of each name by :func:`ending_groups`, then ``steps``; or the
+    one answer of a ``reach`` or ``reward`` question), from the chain and the
+    question alone: its own graph searches, its own start (for the least expectation
+    over several initial states, those whose expectation is finite, if any; ``only``:
+    the one state given)."""
+    back = transpose(chain)
+    unknown: list[str] = []
     if question.kind == "absorb":
         stop = chain.absorbing
-        slots = [(name, np.array([absorbing_state(chain, name)], dtype=np.int64))
-                 for name in plan.names[:-1]]
-        expectation, rho = plan.names[-1], None
+        groups = ending_groups(chain)
+        slots = []
+        for name in names[:-1]:
+            if name not in groups:
+                unknown.append(name)
+            slots.append((name, np.array(groups.get(name, []), dtype=np.int64)))
+        expectation, rho = names[-1], None
     else:
         stop = chain.label_mask(question.target)  # type: ignore[arg-type]
-        name = plan.names[0]
         if question.kind == "reach":
-            slots, expectation, rho = [(name, np.flatnonzero(stop))], None, None
+            slots, expectation, rho = [(names[0], np.flatnonzero(stop))], None, None
         else:
-            slots, expectation = [], name
+            slots, expectation = [], names[0]
             rho = None if question.reward is None else chain.rewards[question.reward]
-    lost = ~search(*transpose(chain), stop)
-    return Targets(tuple(slots), stop, lost, expectation, rho)
+    lost = ~search(*back, stop)
+    doomed = search(*back, lost, ~stop) & ~stop
+    start = chain.start if only is None else ((only, mpq(1)),)
+    if question.kind == "reward" and question.over == "min" and len(start) > 1:
+        finite = [(i, p) for i, p in start if not doomed[i]]
+        if finite:
+            total = sum((p for _, p in finite), mpq(0))
+            start = tuple((i, p / total) for i, p in finite)
+    seeds = np.zeros(chain.size, dtype=bool)
+    seeds[[i for i, _ in start]] = True
+    reachable = search(chain.indptr, chain.indices, seeds, ~stop)
+    unknowns = np.flatnonzero(reachable & ~stop & ~lost)
+    return Targets(tuple(slots), stop, lost, doomed, expectation, rho, start, unknowns,
+                   tuple(unknown))
 
 
-def missed_witness(chain: Chain, targets: Targets) -> int | None:
-    """A state reachable from the start without passing ``stop`` that cannot reach
-    ``stop`` (graph search), or None: where there is one, the chain misses its target
-    with positive probability and the expectation is infinite."""
-    reachable = search(chain.indptr, chain.indices, start_mask(chain), ~targets.stop)
-    found = np.flatnonzero(reachable & targets.lost)
-    return int(found[0]) if found.size else None
+def missed_witness(chain: Chain, targets: Targets, every: bool = False) -> int | None:
+    """A start state whose expectation is infinite (``targets.doomed``), or None;
+    ``every``: only where every start state's is (the least over them is then
+    infinite too)."""
+    doomed = [i for i, _ in chain.start if targets.doomed[i]]
+    if not doomed or (every and len(doomed) < len(chain.start)):
+        return None
+    return doomed[0]
 
 
 def fixed_point_bits(chain: Chain, digits: int) -> int:
@@ -142,8 +194,8 @@ class _Walk:
     """The fixed-point walks of one question (module docstring): :meth:`forward` and
     :meth:`backward` each take one step; everything is in units of ``2^-bits``."""
 
-    def __init__(self, chain: Chain, plan: Plan, targets: Targets, bits: int) -> None:
-        n, u = chain.size, plan.unknowns
+    def __init__(self, chain: Chain, targets: Targets, bits: int) -> None:
+        n, u = chain.size, targets.unknowns
         nu = len(u)
         self.scale = 1 << bits
         self.nu = nu
@@ -155,19 +207,12 @@ class _Walk:
         exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
         slot[targets.stop & (slot < 0)] = exit_slot
         slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
-        if np.any(targets.lost[u]) or np.any(targets.stop[u]):
-            raise ValueError("the plan's unknowns hold a target state or one that cannot reach "
-                             "a target")
         src, entries = _row_entries(chain, u)
         dst = chain.indices[entries]
         dst_pos, dst_slot = pos[dst], slot[dst]
         inside = dst_pos >= 0
+        # every successor of U is in U, a target or lost (U is closed so by its search)
         code = np.where(inside, dst_pos, nu + dst_slot)
-        leak = ~inside & (dst_slot < 0)
-        if np.any(leak):
-            j = int(dst[np.flatnonzero(leak)[0]])
-            raise ValueError(f"the plan's unknowns lead to state {chain.states[j]!r}, which is "
-                             "neither unknown, a target, nor unable to reach a target")
         self.den = _ints(chain.denominators[u])
         # forward: entries grouped by destination code (the unknowns first, then slots)
         order = np.argsort(code, kind="stable")
@@ -194,15 +239,12 @@ class _Walk:
         # the start distribution, each probability floored to the fixed point
         self.v = np.zeros(nu, dtype=object)
         self.entered = np.zeros(lost_slot + 1, dtype=object)
-        for i, p in chain.start:
+        for i, p in targets.start:
             amount = (int(p.numerator) << bits) // int(p.denominator)
             if pos[i] >= 0:
                 self.v[pos[i]] += amount
-            elif slot[i] >= 0:
-                self.entered[slot[i]] += amount
             else:
-                raise ValueError(f"the start state {chain.states[i]!r} is neither unknown, a "
-                                 "target, nor unable to reach a target")
+                self.entered[slot[i]] += amount
         self.occupied = np.zeros(nu, dtype=object)
         self.support = np.flatnonzero(self.v)
         self.steps = 0
@@ -339,21 +381,24 @@ def _same(lo: mpq, up: mpq, digits: int) -> bool:
 
 
 def chain_bounds_within(chain: Chain, question: Question, plan: Plan, digits: int = 16,
-                        seconds: float = BOUNDS_SECONDS) -> ChainBounds:
+                        seconds: float = BOUNDS_SECONDS, only: int | None = None) -> ChainBounds:
     """Bounds on every answer in ``plan.columns`` after the first step at which they
     agree to ``digits`` decimals (or pin a short decimal), or after ``seconds``, or when
     no mass is left to walk (module docstring). Checked about every ``N/32`` steps once
-    the gap allows ``digits``; the cost is in :meth:`_Walk.forward`."""
+    the gap allows ``digits``; the cost is in :meth:`_Walk.forward`. Only the answers'
+    names are read from ``plan``: what each means, the states walked and the start
+    come from the chain and the question (:func:`question_targets`; ``only``: from
+    that one state instead of the start)."""
     if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
         raise ValueError(f"digits must be a whole number of at least 1, got {digits!r}")
     t0, c0 = time.monotonic(), time.process_time()
-    targets = question_targets(chain, question, plan)
     bits = fixed_point_bits(chain, digits)
     if not plan.columns:  # every answer known without solving (Infinity): nothing to walk
         return ChainBounds((), (), (), 0, bits, None, 0.0, 0.0)
-    walk = _Walk(chain, plan, targets, bits)
+    targets = question_targets(chain, question, plan.names, only)
+    walk = _Walk(chain, targets, bits)
     expect = targets.expectation if targets.expectation in plan.columns else None
-    rho_max = _most_reward(targets.rho, plan.unknowns)
+    rho_max = _most_reward(targets.rho, targets.unknowns)
     slot_of = {name: k for k, (name, _) in enumerate(targets.slots)}
     need = mpz(10) ** digits
 
@@ -362,7 +407,7 @@ def chain_bounds_within(chain: Chain, question: Question, plan: Plan, digits: in
         lower, upper = [], []
         for name in plan.columns:
             if name == expect:
-                lo = walk.reward_sum(targets.rho, plan.unknowns)
+                lo = walk.reward_sum(targets.rho, targets.unknowns)
                 m = mpq(0) if not u else (
                     None if walk.most_steps is None else rho_max * walk.most_steps)
                 lower.append(lo)
@@ -434,7 +479,8 @@ def _budget_reason(seconds: float, cpu: float, walk: _Walk) -> str:
 def check_chain_answers(chain: Chain, question: Question, plan: Plan,
                         values: dict[str, mpq | str], digits: int = 16,
                         budget: float = BOUNDS_SECONDS,
-                        bounds: ChainBounds | None = None) -> dict[str, Any]:
+                        bounds: ChainBounds | None = None,
+                        extremes: dict[str, mpq] | None = None) -> dict[str, Any]:
     """Compare a chain question's exact answers ``values`` (name -> ``mpq`` or
     :data:`INFINITY`) with bounds that agree to ``digits`` decimals, walked for at most
     ``budget`` seconds (``bounds``: computed beforehand, see :func:`chain_bounds_within`).
@@ -453,13 +499,23 @@ def check_chain_answers(chain: Chain, question: Question, plan: Plan,
     settled = bounds.settled(digits)
     report: list[dict[str, Any]] = []
     passed = True
-    targets = question_targets(chain, question, plan) if plan.known else None
+    targets = question_targets(chain, question, plan.names)
+    least = question.over == "min" and len(chain.start) > 1
     for name in plan.names:
         value = values[name]
-        if name in plan.known:
-            entry = _known(chain, targets, name, value, plan.known[name])  # type: ignore[arg-type]
+        if name in targets.unknown_names:
+            entry = {"name": name, "inside": False, "digits_agree": False,
+                     "checked": "no absorbing state of the chain answers to this name"}
+        elif name in plan.known:
+            entry = _known(chain, targets, name, value, plan.known[name], least)
         else:
             entry = _bounded(bounds, plan.columns.index(name), name, value, digits, settled)
+            if name == targets.expectation and value != INFINITY:
+                witness = next((i for i, _ in targets.start if targets.doomed[i]), None)
+                if witness is not None:
+                    entry.update(inside=False, checked=(
+                        f"graph search: from {chain.states[witness]!r} a state that cannot "
+                        "reach the target is reachable, so the expectation is infinite"))
         passed &= bool(entry["inside"] and entry["digits_agree"])
         report.append(entry)
     agreed = min((e["digits"] for e in report if "digits" in e), default=digits)
@@ -468,10 +524,69 @@ def check_chain_answers(chain: Chain, question: Question, plan: Plan,
                            "answers": report, "passed": passed,
                            "seconds": round(bounds.seconds, 3),
                            "cpu_seconds": round(bounds.cpu_seconds, 3)}
+    if question.kind == "absorb":
+        out["ends"] = ends_invariant(values)
+        out["passed"] = passed and out["ends"]["passed"]
+    if extremes:
+        out["extremes"] = check_extremes(chain, question, plan, targets, extremes, digits, budget)
+        out["passed"] = out["passed"] and out["extremes"]["passed"]
     if agreed < digits:
         out.update(digits_asked=digits,
                    stopped=bounds.stopped or "the walk stopped before the bounds agreed")
     return out
+
+
+#: Most start states whose least or greatest value is checked by a walk from each.
+EXTREME_STARTS = 16
+
+
+def check_extremes(chain: Chain, question: Question, plan: Plan, targets: Targets,
+                   extremes: dict[str, mpq], digits: int, budget: float) -> dict[str, Any]:
+    """The least or greatest value over the start states (``question.over``), each
+    answer in ``extremes``, against bounds walked from each start state alone: the
+    least lies between the least lower bound and the least upper bound (the greatest
+    likewise), for at most :data:`EXTREME_STARTS` states, within ``budget`` seconds
+    shared among them."""
+    states = [i for i, _ in targets.start]
+    if len(states) > EXTREME_STARTS:
+        return {"skipped": True, "passed": True,
+                "what": f"{len(states):,} start states, more than the {EXTREME_STARTS} walked one "
+                        "by one"}
+    pick = min if question.over == "min" else max
+    walks = [chain_bounds_within(chain, question, plan, digits, budget / len(states), only=i)
+             for i in states]
+    entries, passed = [], True
+    for name, value in extremes.items():
+        k = plan.columns.index(name)
+        lower = pick(w.lower[k] for w in walks)
+        uppers = [w.upper[k] for w in walks]
+        upper = None if any(u is None for u in uppers) and question.over == "max" else \
+            pick(u for u in uppers if u is not None)
+        inside = lower <= value and (upper is None or value <= upper)
+        passed &= inside
+        entries.append({"name": name, "value": str(value), "inside": inside,
+                        "lower_decimal": fraction_to_decimal(lower, digits + 2),
+                        "upper_decimal": None if upper is None else fraction_to_decimal(upper, digits + 2)})
+    finite = " with a finite expectation" if len(states) < len(chain.start) else ""
+    return {"passed": passed, "answers": entries, "states": len(states),
+            "what": f"the {question.over} over {len(states)} start state"
+                    f"{'s' if len(states) > 1 else ''}{finite} inside the {question.over} of "
+                    "the bounds walked from each"}
+
+
+def ends_invariant(values: dict[str, mpq | str]) -> dict[str, Any]:
+    """Where a chain ends, the invariant of every absorbing chain: the probabilities
+    of ending in each group of absorbing states (every answer but the last, the
+    expected steps) sum to exactly 1 when the expected steps are finite (absorbed with
+    probability 1), and to less than 1 when they are infinite (in a finite chain,
+    ``E[T] < Infinity`` exactly when ``P(T < Infinity) = 1``)."""
+    *ends, steps = values.values()
+    total = sum((mpq(v) for v in ends), mpq(0))
+    finite = steps != INFINITY
+    ok = total == 1 if finite else total < 1
+    return {"sum": str(total), "steps_finite": finite, "passed": ok,
+            "what": ("the answers sum to 1" if finite else "the answers sum to less than 1")
+            if ok else f"the answers sum to {total}, {'not 1' if finite else 'yet the steps are infinite'}"}
 
 
 def _bounded(bounds: ChainBounds, k: int, name: str, value: mpq | str, digits: int,
@@ -500,19 +615,22 @@ def _bounded(bounds: ChainBounds, k: int, name: str, value: mpq | str, digits: i
 
 
 def _known(chain: Chain, targets: Targets, name: str, value: mpq | str,
-           known: mpq | str) -> dict[str, Any]:
+           known: mpq | str, least: bool) -> dict[str, Any]:
     """An answer the plan knew without solving: Infinity, checked here by graph search
-    (``ValueError`` for any other, which plans do not make)."""
+    (``least``: the least over several start states, infinite only where every one's
+    is; ``ValueError`` for any other known answer, which plans do not make)."""
     if known != INFINITY:
         raise ValueError(f"{name}: the plan's answer {known} is not Infinity; only an "
                          "infinite answer is known without solving")
-    witness = missed_witness(chain, targets)
+    witness = missed_witness(chain, targets, every=least)
     ok = value == INFINITY and witness is not None
     entry: dict[str, Any] = {"name": name, "value": str(value), "inside": ok, "digits_agree": ok}
     if witness is None:
-        entry["checked"] = ("graph search: every state reachable from the start can reach the "
-                            "target, so the plan's Infinity is wrong")
+        entry["checked"] = ("graph search: from every start state the target is reached with "
+                            "probability 1" if not least else "graph search: from some start "
+                            "state the target is reached with probability 1") + \
+            ", so the plan's Infinity is wrong"
     else:
-        entry["checked"] = (f"graph search: {chain.states[witness]!r} is reachable from the "
-                            "start and cannot reach the target, so the expectation is infinite")
+        entry["checked"] = (f"graph search: from {chain.states[witness]!r} a state that cannot "
+                            "reach the target is reachable, so the expectation is infinite")
     return entry

@@ -97,8 +97,8 @@ class _Stepper:
             self.rho = np.ones(n)
         else:
             self.rho = targets.rho[0] / targets.rho[1].astype(np.float64)
-        starts = np.array([i for i, _ in chain.start], dtype=np.int64)
-        cum_start = np.cumsum([float(p) for _, p in chain.start])
+        starts = np.array([i for i, _ in targets.start], dtype=np.int64)
+        cum_start = np.cumsum([float(p) for _, p in targets.start])
         self.start_states, self.start_cum = starts, cum_start / cum_start[-1]
 
     def step(self, state: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -148,7 +148,7 @@ def simulate_chain(chain: Chain, question: Question, plan: Plan, walks: int = WA
     (``targets``: the question's, found beforehand)."""
     if not isinstance(walks, int) or isinstance(walks, bool) or walks < 2:
         raise ValueError(f"walks must be a whole number of at least 2, got {walks!r}")
-    targets = targets or question_targets(chain, question, plan)
+    targets = targets or question_targets(chain, question, plan.names)
     stepper = _Stepper(chain, targets)
     tally = ChainTally(np.zeros(len(targets.slots) + 2, dtype=np.int64))
     deadline = time.monotonic() + seconds
@@ -175,7 +175,7 @@ def check_chain_simulation(chain: Chain, question: Question, plan: Plan,
     answer is outside.
     """
     t0, c0 = time.monotonic(), time.process_time()
-    targets = question_targets(chain, question, plan)
+    targets = question_targets(chain, question, plan.names)
     tally = simulate_chain(chain, question, plan, walks, seed, max_steps, budget, targets)
     slot_of = {name: k for k, (name, _) in enumerate(targets.slots)}
     report = []

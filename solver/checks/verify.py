@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ladders.solver.checks.bounds import PIN_DIGITS, Bounds, bounds_within
-from ladders.solver.checks.residue_check import check_residues
+from ladders.solver.checks.residue_check import CHAIN_UPDATES, check_residues
 from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.games.chain import AbsorbingChain
 from ladders.solver.system import LinearSystem
@@ -28,6 +28,9 @@ class Problem(Protocol):
 
     @property
     def system(self) -> LinearSystem: ...
+
+    @property
+    def reference_system(self) -> LinearSystem | str: ...
 
     def check_bounds(self, seats: list[mpq], digits: int, bounds: Any = None) -> dict[str, Any]: ...
 
@@ -92,14 +95,24 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     """Every check of a race answer that ran, and whether all passed.
 
     Tier 1 ``bounds`` always; tier 2 ``residues`` (independent solves of the race system
-    modulo ``primes`` random 61-bit primes) when ``primes > 0``; tier 3 ``certificate``
+    modulo ``primes`` random 61-bit primes) when ``primes > 0``, and for a chain question
+    always where it has a system of its own (``reference_system``: built without the
+    solver's plan, at most :data:`~ladders.solver.checks.residue_check.CHECK_LIMIT`
+    unknowns); tier 3 ``certificate``
     (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
     (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
     ``digits`` decimals (``bounds``: computed beforehand).
     """
     report: dict[str, Any] = {"bounds": problem.check_bounds(list(seats), digits, bounds)}
-    if primes > 0:
-        targets = seats[:problem.system.columns]  # the seats the system solves for
+    reference = problem.reference_system
+    targets = seats[:problem.system.columns]  # the seats the system solves for
+    if isinstance(reference, LinearSystem):
+        # a chain question's own system: every time, a certificate or a cross-check
+        # included, since both read the answers' meaning from the solver's plan
+        report["residues"] = {**check_residues(reference, targets, primes=max(primes, 1),
+                                               seed=seed, budget=CHAIN_UPDATES),
+                              "system": "independent"}
+    elif primes > 0:
         report["residues"] = check_residues(problem.system, targets, primes=primes, seed=seed)
     if certificate is not None:
         report["certificate"] = certificate

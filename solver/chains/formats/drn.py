@@ -81,6 +81,7 @@ class _Header:
         self.type: str | None = None
         self.value_type = "rational"
         self.states: int | None = None
+        self.choices: tuple[int, int] | None = None     # @nr_choices: (its line, the count)
         self.rewards: list[str] = []
         self.placeholders: dict[str, mpq] = {}
 
@@ -132,6 +133,8 @@ def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
             if not count.isdigit():
                 raise ChainError(f"{where(path, number + 1)}: {line} is {count[:40]!r}, not a "
                                  "number")
+            if line == "@nr_choices":
+                h.choices = (number + 1, int(count))
             if line == "@nr_states":
                 h.states = int(count)
                 if h.states > MAX_STATES:
@@ -169,13 +172,16 @@ def load(path: str) -> Loaded:
     sums: dict[int, mpq] = {}
     row_line: dict[int, int] = {}
     state, action = -1, None
+    actions = 0
+    empty: int | None = None        # the line of an action with no transition yet
     for number, raw in lines:
         line = raw.strip()
         at = where(path, number)
         if not line or raw.startswith("//"):
             continue
         if line.startswith("state "):
-            state, action = state + 1, None
+            _no_empty_action(path, empty, state)
+            state, action, empty = state + 1, None, None
             fields = line[6:].split(None, 1)
             rest = fields[1] if len(fields) > 1 else ""
             if fields[0] != str(state):
@@ -194,7 +200,8 @@ def load(path: str) -> Loaded:
             if action is not None:
                 raise ChainError(f"{at}: state {state} has a second action (the first at line "
                                  f"{action}); a DTMC has one, {REFUSED['MDP']}")
-            action = number
+            action = empty = number
+            actions += 1
             fields = line[7:].split(None, 1)
             _rewards(fields[1] if len(fields) > 1 else "", at, h, builder, state, number)
         else:
@@ -209,11 +216,16 @@ def load(path: str) -> Loaded:
                                  f"{h.states:,} (0 to {h.states - 1:,})")
             p = _value(value.strip(), at, h, f"the probability from {state} to {j}")
             builder.transition(state, j, p, number)
+            empty = None
             sums[state] = sums.get(state, mpq(0)) + p
             row_line.setdefault(state, number)
+    _no_empty_action(path, empty, state)
     if state + 1 != h.states:
         raise ChainError(f"{path}: @nr_states declares {h.states:,} states, the model lists "
-                         f"{state + 1:,}")
+                         f"{state + 1:,}; the file is cut short: export it again")
+    if h.choices is not None and actions and actions != h.choices[1]:
+        raise ChainError(f"{where(path, h.choices[0])}: @nr_choices declares {h.choices[1]:,} "
+                         f"choices, the model lists {actions:,} actions; export it again")
     for i, total in sums.items():
         if total != 1:
             hint = ("; the file's values are doubles (@value_type: double): export the model "
@@ -236,6 +248,14 @@ def load(path: str) -> Loaded:
     return Loaded(builder.build())
 
 
+def _no_empty_action(path: str, empty: int | None, state: int) -> None:
+    """Refuse an action without transitions (``empty``: its line): Storm gives even a
+    deadlock a self-loop, so the file was cut short after it."""
+    if empty is not None:
+        raise ChainError(f"{where(path, empty)}: the action of state {state} has no transitions; "
+                         "a file cut short? export it again")
+
+
 def _rewards(rest: str, at: str, h: _Header, builder: ChainBuilder, state: int,
              line: int) -> str:
     """Add the ``[r0, r1, ...]`` at the start of ``rest`` to ``state``'s rewards (one per
@@ -245,8 +265,12 @@ def _rewards(rest: str, at: str, h: _Header, builder: ChainBuilder, state: int,
     end = rest.find("]")
     if end < 0:
         raise ChainError(f"{at}: ']' missing after the rewards {rest[:40]!r}")
-    for k, text in enumerate(rest[1:end].split(",")):
-        name = h.rewards[k] if k < len(h.rewards) else f"rew{k}"
+    texts = rest[1:end].split(",")
+    if len(texts) != len(h.rewards):
+        raise ChainError(f"{at}: {len(texts)} reward value(s) for state {state}, and @reward_models "
+                         f"declares {len(h.rewards)} ({' '.join(h.rewards)[:60] or 'none'}); give "
+                         "one value for each")
+    for name, text in zip(h.rewards, texts):
         value = _value(text.strip(), at, h, f"the reward {name!r} of state {state}")
         if value:
             builder.reward(name, state, value, line)

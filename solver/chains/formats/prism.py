@@ -185,13 +185,18 @@ def _undefined(model: Any) -> list[str]:
 
 def _instantiate(stormpy: ModuleType, path: str, model: Any, props: list[Any],
                  constants: str | None) -> tuple[Any, list[Any]]:
-    """``model`` and ``props`` with ``constants`` defined; every open constant needs one."""
+    """``model`` and ``props`` with ``constants`` defined; every open constant, the
+    model's and the properties', needs one."""
     if constants:
         given = ", ".join(_undefined(model)) or "none"
         with _storm_errors(stormpy, f"{path}: --constants {constants}: the model's open "
                                     f"constants: {given}; Storm says"):
             model, props = stormpy.instantiate_constants(model, constants, props)
     missing = _undefined(model)
+    # the properties file's own constants (const double lambda;): Storm would read an
+    # undefined one as 0 when it builds their labels
+    for prop in props:
+        missing += [c.name for c in prop.get_undefined_constants() if c.name not in missing]
     if missing:
         form = ",".join(f"{c}=..." for c in missing)
         raise ChainError(f"{path}: the constant{'s' if len(missing) > 1 else ''} "
@@ -460,5 +465,10 @@ def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,
     label = text if len(text) <= MAX_NAME else f"target of {prop_name}"
     with _storm_errors(stormpy, f"{builder.source}: Storm cannot find the states of {text}"):
         states = list(stormpy.model_checking(built, target).get_truth_values_vector())
+    # a Boolean variable's name prints as the bare name, which a label of the model may
+    # also have: never add the expression's states to another label (the same
+    # expression asked twice finds its own)
+    while builder.labelled(label) not in (None, frozenset(states)):
+        label = f"({label})"
     builder.label(label, states)
     return label

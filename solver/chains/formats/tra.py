@@ -119,9 +119,11 @@ def load(path: str) -> Loaded:
     tra = Path(path)
     builder = ChainBuilder(tra.stem, path)
     records = _records(tra)
-    declared, first = _header(records, path)
+    header, first = _header(records, path)
+    declared = None if header is None else header[0]
     states = _States(builder, declared, path)
     trew = _transition_rewards(tra.with_suffix(".trew"), declared is not None)
+    given = 0
     sums: dict[int, mpq] = {}
     row_line: dict[int, int] = {}
     initial: list[tuple[int, int]] = []
@@ -144,12 +146,14 @@ def load(path: str) -> Loaded:
             raise ChainError(f"{at}: the value {tokens[2][:40]} from {i} to {j} is above 1: a rate, "
                              f"so this is {REFUSED['ctmc']}")
         builder.transition(i, j, p, number)
+        given += 1
         sums[i] = sums.get(i, mpq(0)) + p
         row_line.setdefault(i, number)
         r = trew.pop((i, j), None)
         if r is not None:
             builder.reward(r[0], i, p * r[1], r[2])
-    if declared is not None:
+    if header is not None:
+        _check_count(path, header[2], "transitions", header[1], given)
         states(declared - 1, 1)
     if trew:
         (i, j), (_, _, line) = next(iter(trew.items()))
@@ -179,10 +183,11 @@ def _sum_hint(total: mpq) -> str:
 
 
 def _header(records: Iterator[tuple[int, str, list[str]]],
-            path: str) -> tuple[int | None, tuple[int, str, list[str]] | None]:
-    """The declared number of states (PRISM's ``states transitions``; None for Storm's
-    files, which give the type instead), and the first transition line when the file
-    has no header. Models other than DTMCs are refused here by name."""
+            path: str) -> tuple[tuple[int, int, int] | None, tuple[int, str, list[str]] | None]:
+    """The declared numbers of states and transitions and the header's line (PRISM's
+    ``states transitions``; None for Storm's files, which give the type instead), and
+    the first transition line when the file has no header. Models other than DTMCs
+    are refused here by name."""
     for number, line, tokens in records:
         at = where(path, number)
         if tokens[0].startswith("#"):
@@ -202,7 +207,7 @@ def _header(records: Iterator[tuple[int, str, list[str]]],
             if m > MAX_TRANSITIONS:
                 raise ChainError(f"{at}: {m:,} transitions; the limit of one chain is "
                                  f"{MAX_TRANSITIONS:,}")
-            return n, None
+            return (n, m, number), None
         if len(tokens) in (3, 4) and all(t.isdigit() for t in tokens) and _counts(tokens):
             raise ChainError(f"{at}: the header '{line[:60]}' (states choices transitions) is of "
                              f"{REFUSED['mdp' if len(tokens) == 3 else 'pomdp']}")
@@ -211,6 +216,16 @@ def _header(records: Iterator[tuple[int, str, list[str]]],
         raise ChainError(f"{at}: expected the header 'states transitions' (PRISM) or the model "
                          f"type 'dtmc' (Storm), found {line[:60]!r}")
     raise ChainError(f"{path}: no transitions; the file is empty")
+
+
+def _check_count(path: str, line: int, what: str, declared: int, given: int) -> None:
+    """A header's count against the lines the file holds: a truncated file (a copy
+    cut short, a disk that filled) would otherwise read as a chain whose missing rows
+    are absorbing states."""
+    if declared != given:
+        raise ChainError(f"{where(path, line)}: the header declares {declared:,} {what} and the "
+                         f"file gives {given:,}; the file is {'cut short' if given < declared else 'longer than its header'}: "
+                         "export it again")
 
 
 def _counts(tokens: list[str]) -> bool:
@@ -231,12 +246,15 @@ def _transition_rewards(path: Path, counted: bool) -> dict[tuple[int, int], tupl
     if not path.is_file():
         return {}
     name, found, header = "reward", {}, counted
+    count: tuple[int, int] | None = None     # PRISM's header: (line, entries declared)
     for number, line, tokens in _records(path):
         at = where(str(path), number)
         if tokens[0].startswith("#"):
             name = _reward_name(line, name)
             continue
         if header or (len(tokens) == 1 and not tokens[0].isdigit()):
+            if header:
+                count = _declared_entries(tokens, number, at, "'states transitions'")
             header = False
             continue
         if len(tokens) != 3:
@@ -247,7 +265,17 @@ def _transition_rewards(path: Path, counted: bool) -> dict[tuple[int, int], tupl
                              f"at line {found[(i, j)][2]}); give each once")
         found[(i, j)] = (check_name(name, "reward", at),
                          _reward(tokens[2], at, f"the reward of {i} -> {j}"), number)
+    if count is not None:
+        _check_count(str(path), count[0], "rewards", count[1], len(found))
     return found
+
+
+def _declared_entries(tokens: list[str], number: int, at: str, form: str) -> tuple[int, int]:
+    """The line and the entry count of a reward file's PRISM header (``states
+    entries``)."""
+    if len(tokens) != 2 or not all(t.isdigit() for t in tokens):
+        raise ChainError(f"{at}: expected the header {form}, found {' '.join(tokens)[:60]!r}")
+    return number, int(tokens[1])
 
 
 def _state_rewards(path: Path, counted: bool, builder: ChainBuilder) -> None:
@@ -255,12 +283,14 @@ def _state_rewards(path: Path, counted: bool, builder: ChainBuilder) -> None:
     if not path.is_file():
         return
     name, header, seen = "reward", counted, {}
+    count: tuple[int, int] | None = None
     for number, line, tokens in _records(path):
         at = where(str(path), number)
         if tokens[0].startswith("#"):
             name = _reward_name(line, name)
             continue
         if header:
+            count = _declared_entries(tokens, number, at, "'states rewards'")
             header = False
             continue
         if len(tokens) != 2:
@@ -274,6 +304,8 @@ def _state_rewards(path: Path, counted: bool, builder: ChainBuilder) -> None:
         seen[i] = number
         builder.reward(check_name(name, "reward", at), i,
                        _reward(tokens[1], at, f"the reward of state {i}"), number)
+    if count is not None:
+        _check_count(str(path), count[0], "rewards", count[1], len(seen))
 
 
 def _labels(path: Path, builder: ChainBuilder, states: _States,

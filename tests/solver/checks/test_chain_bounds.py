@@ -108,7 +108,7 @@ def test_a_closed_class_makes_the_steps_infinite() -> None:
     report = check(chain, Question("absorb"), values)
     assert report["passed"]
     steps = report["answers"][1]
-    assert steps["checked"].startswith("graph search: 'a'")
+    assert steps["checked"].startswith("graph search: from 's0'")
     assert not check(chain, Question("absorb"), dict(values, steps=mpq(3)))["passed"]
     reward = Question("reward", target="goal", reward="r")
     name, = plan_question(chain, reward).names
