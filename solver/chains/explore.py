@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ladders.solver.chains.state_table import StateTable
+from ladders.solver.chains.state_table import StateTable, valuation_names
 from ladders.solver.chains.model import (
     MAX_NAME, MAX_ROW_DENOMINATOR, MAX_STATES, Chain, ChainError, rows_from_entries,
 )
@@ -571,19 +571,12 @@ def state_names(layout: Layout, states: np.ndarray) -> list[str]:
         or list(range(len(columns)))
     if sum(len(layout.variables[k].name) + 1 for k in varying) - 1 > MAX_NAME:
         return [str(i) for i in range(n)]
-    parts = []
-    for k in varying:
-        v = layout.variables[k]
-        if v.boolean:
-            parts.append(np.where(columns[k] != 0, v.name, "!" + v.name))
-        else:
-            parts.append(np.strings.add(v.name + "=", columns[k].astype(np.str_)))
-    names = parts[0]
-    for part in parts[1:]:
-        names = np.strings.add(np.strings.add(names, ","), part)
-    if n and int(np.strings.str_len(names).max()) > MAX_NAME:
+    variables = [layout.variables[k] for k in varying]
+    names = valuation_names(np.stack([columns[k] for k in varying], axis=1),
+                            [v.name for v in variables], [v.boolean for v in variables])
+    if n and max(map(len, names)) > MAX_NAME:
         return [str(i) for i in range(n)]
-    return names.tolist()
+    return names
 
 
 def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.ndarray],

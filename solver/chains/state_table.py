@@ -90,3 +90,81 @@ class StateTable:
 
 def _power_of_two(n: int) -> int:
     return 1 << max(10, (int(n) - 1).bit_length())
+
+
+@numba.njit(cache=True, nogil=True)
+def _digits(x: int) -> int:
+    n = 1
+    if x < 0:
+        n += 1
+        x = -x
+    while x >= 10:
+        x //= 10
+        n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _write_names(columns: np.ndarray, boolean: np.ndarray, prefix: np.ndarray,
+                 starts: np.ndarray, out: np.ndarray) -> int:
+    """Write each row's name (``x=1,b,!c``: ``prefix[k]`` then the value, or ``!`` and
+    the name of a false Boolean), each followed by a newline, into ``out`` (None-safe:
+    with an empty ``out`` only the length is counted). Returns the bytes used."""
+    pos = 0
+    n, width = columns.shape
+    count_only = out.shape[0] == 0
+    for i in range(n):
+        for k in range(width):
+            if k:
+                if not count_only:
+                    out[pos] = 44  # ','
+                pos += 1
+            lo, hi = starts[k], starts[k + 1]
+            value = columns[i, k]
+            if boolean[k]:
+                if value == 0:
+                    if not count_only:
+                        out[pos] = 33  # '!'
+                    pos += 1
+                for j in range(lo, hi - 1):  # the prefix of a Boolean ends with '=': drop it
+                    if not count_only:
+                        out[pos] = prefix[j]
+                    pos += 1
+            else:
+                for j in range(lo, hi):
+                    if not count_only:
+                        out[pos] = prefix[j]
+                    pos += 1
+                d = _digits(value)
+                if not count_only:
+                    x = value
+                    if x < 0:
+                        out[pos] = 45  # '-'
+                        x = -x
+                    end = pos + d - 1
+                    while True:
+                        out[end] = 48 + x % 10
+                        x //= 10
+                        end -= 1
+                        if x == 0:
+                            break
+                pos += d
+        if not count_only:
+            out[pos] = 10  # '\n'
+        pos += 1
+    return pos
+
+
+def valuation_names(columns: np.ndarray, names: list[str], boolean: list[bool]) -> list[str]:
+    """Each row of ``columns`` (a state's values of the variables ``names``) as
+    ``x=1,b,!c``, written by compiled code and split once (no Python step a state)."""
+    prefixes = [f"{name}=".encode() for name in names]
+    starts = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in prefixes], out=starts[1:])
+    prefix = np.frombuffer(b"".join(prefixes), dtype=np.uint8) if names else np.zeros(0, np.uint8)
+    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    flags = np.array(boolean, dtype=np.bool_)
+    size = _write_names(columns, flags, prefix, starts, np.zeros(0, dtype=np.uint8))
+    out = np.empty(size, dtype=np.uint8)
+    _write_names(columns, flags, prefix, starts, out)
+    return out.tobytes().decode("ascii").split("\n")[:-1]
