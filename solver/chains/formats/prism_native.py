@@ -20,6 +20,7 @@ rewards equal those Storm builds from the same model (the tests compare them).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +28,12 @@ import numpy as np
 from ladders.solver.chains.explore import Explorer, label_states, to_chain
 from ladders.solver.chains.formats import Loaded
 from ladders.solver.chains.formats.prism_lang import (
-    Model, Property, parse_constants, read_model, read_properties,
+    Property, parse_constants, read_model, read_properties,
 )
 from ladders.solver.chains.model import MAX_NAME, ChainError
 from ladders.solver.chains.questions import Question
 from ladders.solver.chains.symbolic import Expr, Program
+from ladders.solver.exact import mpq
 
 #: Filter functions with a value (or a truth) from the start, by PRISM's name.
 FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
@@ -39,12 +41,18 @@ FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "a
 ASK = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
 
 
-def load(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:
+#: How a filter is checked against the start: ``(function, compare, kind, starts,
+#: where)``, raising a :class:`ChainError` where the start's value does not answer it.
+FilterCheck = Callable[[str, "tuple[str, mpq] | None", str, int, str], None]
+
+
+def load(path: str, constants: str | None, properties: str | None, check_filter: FilterCheck,
+         unnamed_reward: str) -> Loaded:
     """The Markov chain of the PRISM model ``path``, built here, with ``constants``
     (``"N=16,MAX=2"``) for its open constants, and the questions of the properties
-    file ``properties``."""
-    from ladders.solver.chains.formats.prism import UNNAMED_REWARD
-
+    file ``properties``. The stormpy route (:func:`.prism.load`) calls it and hands it
+    its rules, so that both routes read properties alike: ``check_filter`` and the name
+    of a model's unnamed reward structure."""
     given = parse_constants(constants)
     model, missing = read_model(path, given)
     props: list[Property] = []
@@ -83,14 +91,15 @@ def load(path: str, constants: str | None = None, properties: str | None = None)
         masks[name] = mask
     questions, targets = [], {}
     for number, prop in enumerate(props):
-        question, target = _question(path, program, model, prop, number, explored.initial)
+        question, target = _question(program, prop, number, explored.initial, check_filter,
+                                     unnamed_reward)
         questions.append(question)
         if target is not None:
             targets[question.target] = target
     labels = {**own, **label_states(explorer, explored.states, targets, given=masks)}
     name = Path(path).stem + (f" ({constants})" if constants else "")
     explored = dataclasses.replace(explored, rewards={
-        reward or UNNAMED_REWARD: ids for reward, ids in explored.rewards.items()})
+        reward or unnamed_reward: ids for reward, ids in explored.rewards.items()})
     return Loaded(to_chain(name, path, explored, labels), tuple(questions))
 
 
@@ -111,12 +120,10 @@ def _constants_of(properties: str) -> list[str]:
     return out
 
 
-def _question(path: str, program: Program, model: Model, prop: Property, number: int,
-              starts: int) -> tuple[Question, Expr | None]:
+def _question(program: Program, prop: Property, number: int, starts: int,
+              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, Expr | None]:
     """The :class:`Question` of ``prop`` and, where its target is an expression, the
     expression of the label to add for it (named by the question's ``target``)."""
-    from ladders.solver.chains.formats.prism import _check_filter
-
     named = prop.name is not None
     shown = f'property "{prop.name}" ({prop.text})' if named else f"property {prop.text}"
     where = f"{prop.where}: {shown}"
@@ -128,7 +135,7 @@ def _question(path: str, program: Program, model: Model, prop: Property, number:
     if prop.operator == "P":
         kind, reward = "reach", None
     elif prop.operator == "R":
-        kind, reward = "reward", _reward_of(program, prop.reward, where)
+        kind, reward = "reward", _reward_of(program, prop.reward, where, unnamed_reward)
     elif prop.operator == "T":
         kind, reward = "reward", None
     elif prop.operator == "S":
@@ -142,7 +149,7 @@ def _question(path: str, program: Program, model: Model, prop: Property, number:
     elif prop.shape != "F":
         raise ChainError(f"{where}: {prop.shape}; {ASK}")
     compare = prop.bound
-    _check_filter(prop.function, compare, kind, starts, where)
+    check_filter(prop.function, compare, kind, starts, where)
     over = prop.function if starts > 1 and prop.function in ("min", "max") else None
     text = f"{prop.name}: {prop.text}" if named else prop.text
     target = prop.right
@@ -158,19 +165,17 @@ def _question(path: str, program: Program, model: Model, prop: Property, number:
                     over=over), target
 
 
-def _reward_of(program: Program, wanted: str | None, where: str) -> str:
+def _reward_of(program: Program, wanted: str | None, where: str, unnamed: str) -> str:
     """The chain's name of the reward structure ``R{...}`` asks for (``R`` alone: the
     model's only one)."""
-    from ladders.solver.chains.formats.prism import UNNAMED_REWARD
-
     names = list(program.rewards)
     if wanted is not None:
         if wanted not in names:
             known = ", ".join(f'"{n}"' for n in names) or "none"
             raise ChainError(f'{where}: no reward structure "{wanted}"; the model\'s: {known}')
-        return wanted or UNNAMED_REWARD
+        return wanted or unnamed
     if len(names) != 1:
         known = ", ".join(f'"{n}"' for n in names) or "none"
         raise ChainError(f"{where}: R without a name needs a model with one reward structure; "
                          f"this one has {known}: write R{{\"name\"}}")
-    return names[0] or UNNAMED_REWARD
+    return names[0] or unnamed
