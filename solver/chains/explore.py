@@ -27,7 +27,8 @@ Storm's (``storm::generator::PrismNextStateGenerator``):
 - a state without a choice (a deadlock) gets a self-loop and the label ``deadlock``;
 - a reward structure's value in a state is its state items' sum plus the average,
   over the state's ``k`` choices, of the action items matching each choice's action
-  (Storm's state-action reward ``/ k``, then folded into the state's reward).
+  (Storm's state-action reward ``/ k``, then folded into the state's reward); a
+  deadlock earns nothing, its state items included (Storm's rule).
 
 A variable driven outside its range, a probability outside ``[0, 1]``, rows that do
 not sum to 1, and a state space past :data:`~ladders.solver.chains.model.MAX_STATES`
@@ -550,6 +551,8 @@ class Explorer:
         busy = np.flatnonzero(action != v.zero)
         if len(busy):
             total[busy] = v.combine("+", total[busy], action[busy])
+        # Storm gives a deadlock, whose self-loop it adds, no reward at all
+        total[k == 0] = v.zero
         return total
 
     def describe(self, state: np.ndarray) -> str:

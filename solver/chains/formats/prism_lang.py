@@ -188,7 +188,7 @@ class Parser:
             yes = self.expression()
             self.expect(":", "':' of '? :'")
             no = self.expression()
-            return Raw("ite", "?", (cond, yes, no), (tok.line, tok.column))
+            return Raw("ite", "?", (cond, yes, no), cond.at)
         return cond
 
     def _binary(self, level: int) -> Raw:
@@ -201,7 +201,7 @@ class Parser:
             self.i += 1
             # => is right-associative in PRISM; the others associate left
             right = self._binary(level if tok.text == "=>" else level + 1)
-            left = Raw(tok.text, tok.text, (left, right), (tok.line, tok.column))
+            left = Raw(tok.text, tok.text, (left, right), left.at)
             if tok.text == "=>":
                 break
         return left
@@ -218,7 +218,7 @@ class Parser:
         while self.tok.kind == "op" and self.tok.text in ("=", "!="):
             tok = self.tok
             self.i += 1
-            left = Raw(tok.text, tok.text, (left, self._relation()), (tok.line, tok.column))
+            left = Raw(tok.text, tok.text, (left, self._relation()), left.at)
         return left
 
     def _relation(self) -> Raw:
@@ -226,7 +226,7 @@ class Parser:
         while self.tok.kind == "op" and self.tok.text in ("<", "<=", ">", ">="):
             tok = self.tok
             self.i += 1
-            left = Raw(tok.text, tok.text, (left, self._sum()), (tok.line, tok.column))
+            left = Raw(tok.text, tok.text, (left, self._sum()), left.at)
         return left
 
     def _sum(self) -> Raw:
@@ -234,7 +234,7 @@ class Parser:
         while self.tok.kind == "op" and self.tok.text in ("+", "-"):
             tok = self.tok
             self.i += 1
-            left = Raw(tok.text, tok.text, (left, self._product()), (tok.line, tok.column))
+            left = Raw(tok.text, tok.text, (left, self._product()), left.at)
         return left
 
     def _product(self) -> Raw:
@@ -242,7 +242,7 @@ class Parser:
         while self.tok.kind == "op" and self.tok.text in ("*", "/"):
             tok = self.tok
             self.i += 1
-            left = Raw(tok.text, tok.text, (left, self._unary()), (tok.line, tok.column))
+            left = Raw(tok.text, tok.text, (left, self._unary()), left.at)
         return left
 
     def _unary(self) -> Raw:
@@ -801,9 +801,11 @@ def _program(path: str, written: _Written, scope: Scope) -> Program:
         rewards[name] = tuple(out)
 
     init = None if written.init is None else _typed_expr(scope, written.init, "bool", "init")
-    if init is not None and any(v.init != v.low for v in variables
-                                if any(d[0].text == v.name and d[4] is not None for d in declared)):
-        raise ChainError(f"{path}: init ... endinit and initial values of variables: give one")
+    if init is not None:
+        for tok, *_, start, _ in declared:
+            if start is not None:
+                raise ChainError(f"{path}:{tok.line}:{tok.column}: the initial value of "
+                                 f"{tok.text!r} beside init ... endinit; give one or the other")
     return Program(name=Path(path).stem, source=path, variables=tuple(variables),
                    modules=tuple(modules), commands=tuple(commands), init=init, labels=labels,
                    rewards=rewards)
@@ -954,8 +956,7 @@ def _path(p: Parser) -> dict[str, object]:
     if tok.kind == "ident" and tok.text == "F":
         p.i += 1
         if p.tok.kind == "op" and p.tok.text in ("<", "<=", ">", ">=", "["):
-            p.i += 1
-            p.expression()
+            _skip(p)
             return {"shape": "a bounded eventually (F<=k)", "left": None, "right": None}
         return {"shape": "F", "left": None, "right": p.expression()}
     if tok.kind == "ident" and tok.text in ("C", "I") and p.peek().text in ("<=", "="):
