@@ -29,7 +29,6 @@ Value = bool | int | mpq
 
 #: Binary operators with their result type given the operands' types.
 ARITHMETIC = ("+", "-", "*")
-COMPARISONS = ("<", "<=", ">", ">=", "=", "!=")
 LOGICAL = ("&", "|", "=>", "<=>")
 FUNCTIONS = ("min", "max", "floor", "ceil", "mod", "pow")
 
@@ -211,18 +210,6 @@ def evaluate(e: Expr, env: Mapping[str, Value]) -> Value:
     if e.type == "bool":
         return bool(out)
     return mpq(out)
-
-
-def substitute(e: Expr, replace: Callable[[Expr], Expr | None]) -> Expr:
-    """``e`` with every leaf for which ``replace`` gives a node replaced by it (the
-    constants' and formulas' values, a renamed module's variables), refolded."""
-    if not e.args:
-        new = replace(e)
-        return e if new is None else new
-    args = tuple(substitute(a, replace) for a in e.args)
-    if all(x is y for x, y in zip(args, e.args)):
-        return e
-    return make(e.op, args, e.value)
 
 
 _SHOW = {"&": "&", "|": "|", "=>": "=>", "<=>": "<=>"}

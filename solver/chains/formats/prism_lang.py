@@ -681,7 +681,6 @@ class Model:
 
     program: Program
     scope: Scope
-    open_constants: tuple[str, ...]
 
 
 def read_model(path: str, given: dict[str, str], text: str | None = None) -> tuple[Model, list[str]]:
@@ -695,8 +694,8 @@ def read_model(path: str, given: dict[str, str], text: str | None = None) -> tup
     scope.formulas = {name: v for name, v in written.formulas.items()}
     missing = define_constants(scope, written.constants, given, path)
     if missing:
-        return Model(_empty(path), scope, tuple(missing)), missing
-    return Model(_program(path, written, scope), scope, ()), []
+        return Model(_empty(path), scope), missing
+    return Model(_program(path, written, scope), scope), []
 
 
 def _empty(path: str) -> Program:
