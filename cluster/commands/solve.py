@@ -92,12 +92,16 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               "filter(...) forms); a .jani file's own properties are used without it.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
               help="PRISM and JANI models: values of the model's open constants.")
+@click.option("--builder", type=click.Choice(["ladders", "storm"]), default=None,
+              help="PRISM models: who builds the chain, ladders itself or Storm (stormpy) "
+              "[default: ladders; JANI: storm].")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, exact: bool, table_path: str | None,
           force: bool, output_path: str | None, meet: str | None, target: str | None,
-          properties: str | None, constants: str | None, as_json: bool, **options: Any) -> int:
+          properties: str | None, constants: str | None, builder: str | None, as_json: bool,
+          **options: Any) -> int:
     """Exact win probability of every seat, or any chain's answers, certified and
     checked against the bounds.
 
@@ -147,7 +151,8 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     if checkpoint:
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
-    chains = chain_problems(board, rule, die, players, meet, target, properties, constants)
+    chains = chain_problems(board, rule, die, players, meet, target, properties, constants,
+                            builder)
     if chains is not None:
         if table_path:
             raise click.UsageError("--table is for races of two players, not chains")
@@ -201,16 +206,16 @@ solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transition
 
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    meet: str | None, target: str | None, properties: str | None,
-                   constants: str | None) -> list[Any] | None:
+                   constants: str | None, builder: str | None = None) -> list[Any] | None:
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
     None for a race of pieces that never meet."""
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
-        if target or properties or constants:
+        if target or properties or constants or builder:
             given = [f for f, v in (("--target", target), ("--properties", properties),
-                                    ("--constants", constants)) if v]
+                                    ("--constants", constants), ("--builder", builder)) if v]
             raise click.UsageError(f"{', '.join(given)} are for chain files; {board} is a board")
         from ladders.solver.chains.problem import board_problem
         from ladders.solver.games.board import with_overrides
@@ -221,7 +226,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         raise click.UsageError(f"{', '.join(given)} are for boards; {board} is a chain file")
     if target and properties:
         raise click.UsageError("give --target or --properties, not both")
-    loaded = load_chain(board, properties=properties, constants=constants)
+    loaded = load_chain(board, properties=properties, constants=constants, builder=builder)
     if target:
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]

@@ -1,4 +1,8 @@
-"""PRISM (``.prism``, ``.pm``) and JANI (``.jani``) models, built exactly by Storm.
+"""PRISM (``.prism``, ``.pm``) and JANI (``.jani``) models.
+
+A PRISM model is built by ladders itself by default (:mod:`.prism_native`, no stormpy
+needed); ``builder="storm"`` (``--builder storm``), and every JANI model, take the route
+below, built exactly by Storm.
 
 Storm (through its Python bindings, stormpy) reads the model, defines its open
 constants (``--constants N=16,MAX=2``) and builds its states and transitions in exact
@@ -59,8 +63,12 @@ from ladders.solver.chains.questions import Question
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".prism", ".pm", ".jani")
-DESCRIPTION = "PRISM or JANI model (.prism, .pm, .jani), built exactly by Storm (stormpy)"
-TAKES = ("constants", "properties")
+DESCRIPTION = ("PRISM or JANI model (.prism, .pm, .jani): PRISM built by ladders itself, JANI "
+               "(or PRISM with --builder storm) exactly by Storm (stormpy)")
+TAKES = ("constants", "properties", "builder")
+#: Who builds the chain of a PRISM model: ladders itself (the default; no stormpy
+#: needed, :mod:`.prism_native`) or Storm (``--builder storm``). JANI is Storm's.
+BUILDERS = ("ladders", "storm")
 
 #: How to install stormpy: "pip install 'ladders[prism]'" would fetch another project
 #: of that name from PyPI, so the extra is named with the checkout.
@@ -121,7 +129,23 @@ def _one_line(message: str) -> str:
     return " ".join(first.split())[:300]
 
 
-def load(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:
+def load(path: str, constants: str | None = None, properties: str | None = None,
+         builder: str | None = None) -> Loaded:
+    """The Markov chain of the PRISM or JANI model ``path``, built by ``builder``
+    (:data:`BUILDERS`; by default ladders builds a PRISM model itself and Storm a JANI
+    one)."""
+    if builder not in (None, *BUILDERS):
+        raise ChainError(f"{path}: --builder {builder}: use {' or '.join(BUILDERS)}")
+    if builder != "storm" and Path(path).suffix.lower() != ".jani":
+        from ladders.solver.chains.formats import prism_native
+        return prism_native.load(path, constants, properties, _check_filter, UNNAMED_REWARD)
+    if builder == "ladders":
+        raise ChainError(f"{path}: ladders builds PRISM models itself, not yet JANI ones; use "
+                         "--builder storm")
+    return load_storm(path, constants=constants, properties=properties)
+
+
+def load_storm(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:
     """The Markov chain Storm builds from the PRISM or JANI model ``path`` (see the
     module docstring), with ``constants`` (``"N=16,MAX=2"``) for its open constants,
     and the questions of the properties file ``properties`` (for JANI, without it:

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from ladders.solver.chains.formats import format_of, load_chain
-from ladders.solver.chains.formats.prism import INSTALL, load
+from ladders.solver.chains.formats.prism import INSTALL
+from ladders.solver.chains.formats.prism import load_storm as load
 from ladders.solver.chains.model import ChainError
 from ladders.solver.chains.questions import INFINITY, Question, answers, build_system, plan_question
 from ladders.solver.engines.elimination import eliminate_target

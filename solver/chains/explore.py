@@ -1,0 +1,648 @@
+"""The reachable Markov chain of a :class:`~ladders.solver.chains.symbolic.Program`,
+built without a Python step per state or per transition.
+
+- A state is its variables' values packed into 64-bit words (a bit field a variable,
+  ``value - low`` in ``bits(high - low)`` bits; a variable never spans two words).
+- Exploration is breadth first, a whole frontier (every state found but not yet
+  expanded) at once: each guard is evaluated over the frontier's columns of values
+  (NumPy), each enabled command's updates produce a column of successor states, and
+  the successors are looked up in, or added to, a compiled hash table (numba) that
+  numbers states in the order they are found: the initial states first.
+- Probabilities are exact: every distinct value is an ``mpq`` kept once in
+  :class:`Values`, and transitions carry its index. A probability expression is
+  evaluated once per distinct valuation of the variables it reads, over the whole
+  build; products and sums of values are computed once per distinct pair.
+
+Storm's semantics, so that the states, the transitions and their probabilities equal
+Storm's (``storm::generator::PrismNextStateGenerator``):
+
+- a command without an action is a choice of its own; an action shared by modules is
+  one choice for each combination of one enabled command with that action in every
+  module whose commands use it (none where a module has none enabled), its
+  distribution the product of the commands' distributions, its updates applied
+  together (each evaluated in the state before the step);
+- where a state has ``k`` choices, each is taken with probability ``1/k`` (a DTMC's
+  choices are fused uniformly), and the same successor reached twice has the sum;
+- an update of probability zero adds no successor;
+- a state without a choice (a deadlock) gets a self-loop and the label ``deadlock``;
+- a reward structure's value in a state is its state items' sum plus the average,
+  over the state's ``k`` choices, of the action items matching each choice's action
+  (Storm's state-action reward ``/ k``, then folded into the state's reward); a
+  deadlock earns nothing, its state items included (Storm's rule).
+
+A variable driven outside its range, a probability outside ``[0, 1]``, rows that do
+not sum to 1, and a state space past :data:`~ladders.solver.chains.model.MAX_STATES`
+are :class:`~ladders.solver.chains.model.ChainError`\\ s naming the command, the
+state and the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ladders.solver.chains.state_table import StateTable, valuation_names
+from ladders.solver.chains.model import (
+    MAX_NAME, MAX_ROW_DENOMINATOR, MAX_STATES, Chain, ChainError, rows_from_entries,
+)
+from ladders.solver.chains.symbolic import (
+    Command, Expr, ExprError, Program, Value, Variable, evaluate, show,
+)
+from ladders.solver.exact import mpq
+
+#: Most valuations ``init ... endinit`` is tried on.
+MAX_INIT_VALUATIONS = 1 << 24
+#: Bits of a 64-bit word a state uses (the sign bit stays clear).
+WORD_BITS = 63
+
+
+class Values:
+    """The distinct exact values of a build, each once, by index: a transition, a
+    reward carries the index. Sums and products of two values are computed once per
+    distinct pair of indices."""
+
+    def __init__(self) -> None:
+        self.values: list[mpq] = []
+        self._index: dict[mpq, int] = {}
+        self._pairs: dict[str, dict[int, int]] = {"+": {}, "*": {}}
+        self.zero = self.id(mpq(0))
+        self.one = self.id(mpq(1))
+
+    def id(self, value: Value) -> int:
+        """The index of ``value``, added if new."""
+        q = mpq(value)
+        i = self._index.get(q)
+        if i is None:
+            i = self._index[q] = len(self.values)
+            self.values.append(q)
+        return i
+
+    def combine(self, op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Indices of ``values[a] op values[b]`` (``op``: ``"+"`` or ``"*"``), element by
+        element."""
+        if len(a) == 0:
+            return a.copy()
+        key = a.astype(np.int64) << 32 | b.astype(np.int64)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        cache = self._pairs[op]
+        out = np.empty(len(uniq), dtype=np.int64)
+        for n, k in enumerate(uniq.tolist()):
+            r = cache.get(k)
+            if r is None:
+                x, y = self.values[k >> 32], self.values[k & 0xFFFFFFFF]
+                r = cache[k] = self.id(x + y if op == "+" else x * y)
+            out[n] = r
+        return out[inverse]
+
+
+class Layout:
+    """Where each variable's value lies in a packed state: its word, shift and mask."""
+
+    def __init__(self, variables: Sequence[Variable]) -> None:
+        self.variables = tuple(variables)
+        self.position: dict[str, int] = {v.name: k for k, v in enumerate(variables)}
+        self.word, self.shift, self.mask = [], [], []
+        word, used = 0, 0
+        for v in variables:
+            bits = max(1, (v.high - v.low).bit_length())
+            if used + bits > WORD_BITS:
+                word, used = word + 1, 0
+            self.word.append(word)
+            self.shift.append(used)
+            self.mask.append((1 << bits) - 1)
+            used += bits
+        self.words = word + 1
+
+    def column(self, states: np.ndarray, k: int) -> np.ndarray:
+        """Variable k's values in ``states`` (shape ``(m, words)``)."""
+        v = self.variables[k]
+        col = (states[:, self.word[k]] >> self.shift[k]) & self.mask[k]
+        return col + v.low if v.low else col
+
+    def put(self, states: np.ndarray, k: int, values: np.ndarray) -> None:
+        """Write ``values`` as variable k in ``states`` (in place)."""
+        w, s = self.word[k], self.shift[k]
+        low = self.variables[k].low
+        states[:, w] = (states[:, w] & ~(self.mask[k] << s)) | ((values - low) << s)
+
+    def pack(self, valuation: Sequence[int]) -> np.ndarray:
+        """One state from its variables' values, in the layout's order."""
+        out = np.zeros(self.words, dtype=np.int64)
+        for k, value in enumerate(valuation):
+            out[self.word[k]] |= (int(value) - self.variables[k].low) << self.shift[k]
+        return out
+
+
+class Frame:
+    """Expressions evaluated over a block of states at once: Booleans and integers as
+    NumPy columns, rationals as :class:`Values` indices; each subexpression once per
+    block."""
+
+    def __init__(self, explorer: Explorer, states: np.ndarray,
+                 parent: tuple[Frame, np.ndarray] | None = None,
+                 labels: dict[str, np.ndarray] | None = None) -> None:
+        self.ex, self.states, self.parent = explorer, states, parent
+        self.m = len(states)
+        self.labels = labels or {}
+        self._cols: dict[int, np.ndarray] = {}
+        self._memo: dict[int, np.ndarray] = {}
+
+    def col(self, k: int) -> np.ndarray:
+        c = self._cols.get(k)
+        if c is None:
+            if self.parent is not None:
+                frame, rows = self.parent
+                c = frame.col(k)[rows]
+            else:
+                c = self.ex.layout.column(self.states, k)
+            self._cols[k] = c
+        return c
+
+    def vec(self, e: Expr) -> np.ndarray:
+        """A Boolean or integer expression's values (``bool`` or ``int64`` array)."""
+        r = self._memo.get(id(e))
+        if r is None:
+            r = self._memo[id(e)] = self._vec(e)
+        return r
+
+    def _vec(self, e: Expr) -> np.ndarray:
+        op, a = e.op, e.args
+        if op == "const":
+            return np.full(self.m, e.value, dtype=bool if e.type == "bool" else np.int64)
+        if op == "var":
+            c = self.col(self.ex.layout.position[e.value])  # type: ignore[index]
+            return c != 0 if e.type == "bool" else c
+        if op == "label":
+            return self.labels[e.value]  # type: ignore[index]
+        if op in ("&", "|", "not", "=>", "<=>") or (op == "ite" and e.type == "bool"):
+            args = [self.vec(x) for x in a]
+            if op == "&":
+                return args[0] & args[1]
+            if op == "|":
+                return args[0] | args[1]
+            if op == "not":
+                return ~args[0]
+            if op == "=>":
+                return ~args[0] | args[1]
+            if op == "<=>":
+                return args[0] == args[1]
+            return np.where(args[0], args[1], args[2])
+        if not e.integral:
+            return self._distinct(e)
+        args = [self.vec(x) for x in a]
+        if op == "+":
+            return args[0] + args[1]
+        if op == "-":
+            return args[0] - args[1]
+        if op == "*":
+            return args[0] * args[1]
+        if op == "neg":
+            return -args[0]
+        if op == "<":
+            return args[0] < args[1]
+        if op == "<=":
+            return args[0] <= args[1]
+        if op == ">":
+            return args[0] > args[1]
+        if op == ">=":
+            return args[0] >= args[1]
+        if op == "=":
+            return args[0] == args[1]
+        if op == "!=":
+            return args[0] != args[1]
+        if op == "ite":
+            return np.where(args[0], args[1], args[2])
+        if op == "min":
+            return np.minimum.reduce(args)
+        if op == "max":
+            return np.maximum.reduce(args)
+        if op in ("floor", "ceil"):
+            return args[0]
+        if op == "mod":
+            if np.any(args[1] == 0):
+                raise ExprError(f"{show(e)}: mod(_, 0)")
+            return np.mod(args[0], args[1])
+        if op == "pow":
+            if np.any(args[1] < 0):
+                raise ExprError(f"{show(e)}: an integer to a negative power")
+            return np.power(args[0], args[1])
+        raise ExprError(f"cannot evaluate {show(e)}")
+
+    def _keys(self, e: Expr) -> tuple[np.ndarray, list[int]]:
+        """One integer a state for the values of the variables ``e`` reads (a
+        mixed-radix number), and those variables' positions."""
+        if e.labels:
+            raise ExprError(f"{show(e)}: a label inside a rational expression")
+        layout = self.ex.layout
+        ks = sorted(layout.position[name] for name in e.reads)
+        key = np.zeros(self.m, dtype=np.int64)
+        stride = 1
+        for k in ks:
+            v = layout.variables[k]
+            key += (self.col(k) - v.low) * stride
+            stride *= v.high - v.low + 1
+            if stride >= 1 << 62:
+                raise ExprError(f"{show(e)} reads variables with more than 2^62 valuations")
+        return key, ks
+
+    def _distinct(self, e: Expr) -> np.ndarray:
+        """``e``'s values by evaluating it exactly once per distinct valuation of the
+        variables it reads (over the whole build: :attr:`Explorer.cache`)."""
+        if not e.reads:
+            value = evaluate(e, {})
+            if e.type == "rat":
+                return np.full(self.m, self.ex.values.id(value), dtype=np.int64)
+            return np.full(self.m, value, dtype=bool if e.type == "bool" else np.int64)
+        key, ks = self._keys(e)
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        cache = self.ex.cache.setdefault(id(e), {})
+        out = []
+        layout = self.ex.layout
+        for u, f in zip(uniq.tolist(), first.tolist()):
+            r = cache.get(u)
+            if r is None:
+                env = {layout.variables[k].name: self._value(k, f) for k in ks}
+                value = evaluate(e, env)
+                r = cache[u] = self.ex.values.id(value) if e.type == "rat" else value
+            out.append(r)
+        dtype = np.int64 if e.type != "bool" else bool
+        return np.array(out, dtype=dtype)[inverse]
+
+    def _value(self, k: int, row: int) -> Value:
+        value = int(self.col(k)[row])
+        return bool(value) if self.ex.layout.variables[k].boolean else value
+
+    def ids(self, e: Expr) -> np.ndarray:
+        """A number expression's exact values, as :class:`Values` indices."""
+        if e.op == "const":
+            return np.full(self.m, self.ex.values.id(e.value), dtype=np.int64)  # type: ignore[arg-type]
+        if e.type == "rat":
+            return self._distinct(e)
+        r = self._memo.get(-id(e))
+        if r is None:
+            ints = self.vec(e)
+            uniq, inverse = np.unique(ints, return_inverse=True)
+            ids = np.array([self.ex.values.id(int(u)) for u in uniq.tolist()], dtype=np.int64)
+            r = self._memo[-id(e)] = ids[inverse]
+        return r
+
+
+@dataclass(frozen=True)
+class Explored:
+    """The reachable chain, in arrays: ``states`` (packed, in the order found, the
+    initial ones first), CSR rows over :class:`Values` indices, the deadlocks, each
+    reward structure's per-state value index, and the labels."""
+
+    layout: Layout
+    states: np.ndarray
+    initial: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    value_ids: np.ndarray
+    values: Values
+    deadlocks: np.ndarray
+    rewards: dict[str, np.ndarray]
+
+
+class Explorer:
+    """Breadth-first exploration of a :class:`Program` (see the module docstring)."""
+
+    def __init__(self, program: Program, max_states: int = MAX_STATES) -> None:
+        self.program = program
+        self.layout = Layout(program.variables)
+        self.values = Values()
+        self.cache: dict[int, dict[int, object]] = {}
+        self.max_states = max_states
+        self._async = [c for c in program.commands if c.action is None]
+        # each shared action's participants: per module using it, its commands with it
+        self._sync: list[tuple[str, list[list[Command]]]] = []
+        actions: list[str] = []
+        for c in program.commands:
+            if c.action is not None and c.action not in actions:
+                actions.append(c.action)
+        for action in actions:
+            per_module = [[c for c in program.commands if c.module == name and c.action == action]
+                          for name, used in program.modules if action in used]
+            self._sync.append((action, per_module))
+
+    # ------------------------------------------------------------------ start
+    def initial_states(self) -> np.ndarray:
+        """The initial states, packed: the variables' initial values, or every
+        valuation where ``init ... endinit`` holds."""
+        p, layout = self.program, self.layout
+        if p.init is None:
+            return layout.pack([v.init for v in p.variables])[None, :]
+        sizes = [v.high - v.low + 1 for v in p.variables]
+        total = int(np.prod(sizes, dtype=object))
+        if total > MAX_INIT_VALUATIONS:
+            raise ChainError(f"{p.source}: init ... endinit over {total:,} valuations of the "
+                             f"variables; ladders tries at most {MAX_INIT_VALUATIONS:,}")
+        states = np.zeros((total, layout.words), dtype=np.int64)
+        grid = np.indices(sizes, dtype=np.int64).reshape(len(sizes), -1) if sizes else \
+            np.zeros((0, 1), dtype=np.int64)
+        for k, v in enumerate(p.variables):
+            layout.put(states, k, grid[k] + v.low)
+        holds = self._checked(lambda: Frame(self, states).vec(p.init), "init ... endinit")  # type: ignore[arg-type]
+        out = states[holds]
+        if not len(out):
+            raise ChainError(f"{p.source}: no state satisfies init ... endinit")
+        return out
+
+    def _checked(self, run, what: str):  # type: ignore[no-untyped-def]
+        try:
+            return run()
+        except ExprError as exc:
+            raise ChainError(f"{self.program.source}: {what}: {exc}") from None
+
+    # ------------------------------------------------------------------ the build
+    def explore(self) -> Explored:
+        """Every reachable state and its row (see the module docstring)."""
+        starts = self.initial_states()
+        table = StateTable(self.layout.words, max(1024, 4 * len(starts)))
+        table.add(starts)
+        initial = table.count
+        indptr_parts: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        index_parts: list[np.ndarray] = []
+        value_parts: list[np.ndarray] = []
+        deadlock_parts: list[np.ndarray] = []
+        reward_parts: dict[str, list[np.ndarray]] = {name: [] for name in self.program.rewards}
+        done, offset = 0, 0
+        while done < table.count:
+            hi = table.count
+            block = table.states[done:hi]
+            src, targets, probs, dead, rewards = self._expand(block)
+            # number the successors in the order of their sources: breadth first
+            order = np.argsort(src, kind="stable")
+            src, targets, probs = src[order], targets[order], probs[order]
+            tgt = table.add(targets)
+            if table.count > self.max_states:
+                raise ChainError(f"{self.program.source}: more than {self.max_states:,} states, "
+                                 "the limit of one chain")
+            src, tgt, probs = self._merge(src, tgt, probs)
+            counts = np.bincount(src, minlength=hi - done)
+            indptr_parts.append(offset + np.cumsum(counts))
+            offset += len(src)
+            index_parts.append(tgt)
+            value_parts.append(probs)
+            deadlock_parts.append(dead + done)
+            for name, ids in rewards.items():
+                reward_parts[name].append(ids)
+            done = hi
+        return Explored(
+            layout=self.layout, states=table.states[:table.count].copy(), initial=initial,
+            indptr=np.concatenate(indptr_parts), indices=np.concatenate(index_parts),
+            value_ids=np.concatenate(value_parts), values=self.values,
+            deadlocks=np.concatenate(deadlock_parts),
+            rewards={name: np.concatenate(parts) for name, parts in reward_parts.items()})
+
+    def _merge(self, src: np.ndarray, tgt: np.ndarray,
+               probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows sorted by target, a successor reached twice from one state given once
+        with the sum of its probabilities."""
+        order = np.lexsort((tgt, src))
+        src, tgt, probs = src[order], tgt[order], probs[order]
+        while len(src) > 1:
+            same = (src[1:] == src[:-1]) & (tgt[1:] == tgt[:-1])
+            if not same.any():
+                break
+            # the first pair of each run of equal entries: add the second into the first
+            first = same & np.concatenate([[True], ~same[:-1]])
+            j = np.flatnonzero(first)
+            probs[j] = self.values.combine("+", probs[j], probs[j + 1])
+            keep = np.ones(len(src), dtype=bool)
+            keep[j + 1] = False
+            src, tgt, probs = src[keep], tgt[keep], probs[keep]
+        return src, tgt, probs
+
+    def _choices(self, frame: Frame) -> list[tuple[tuple[Command, ...], str | None, np.ndarray]]:
+        """The block's choices: the commands taken together, their action, and the
+        states where all are enabled (only choices enabled somewhere)."""
+        out = []
+        for c in self._async:
+            mask = self._guard(frame, c)
+            if mask.any():
+                out.append(((c,), None, mask))
+        for action, per_module in self._sync:
+            partial: list[tuple[tuple[Command, ...], np.ndarray]] = [((), np.ones(frame.m, dtype=bool))]
+            for commands in per_module:
+                partial = [(combo + (c,), both) for combo, mask in partial for c in commands
+                           for both in (mask & self._guard(frame, c),) if both.any()]
+                if not partial:
+                    break
+            out += [(combo, action, mask) for combo, mask in partial]
+        return out
+
+    def _guard(self, frame: Frame, c: Command) -> np.ndarray:
+        try:
+            return frame.vec(c.guard)
+        except ExprError as exc:
+            raise ChainError(f"{c.where}: the guard: {exc}") from None
+
+    def _expand(self, block: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The block's transitions (source row in the block, packed target, value
+        index; a deadlock's self-loop included), its deadlocks (rows) and each reward
+        structure's value index per row."""
+        frame = Frame(self, block)
+        choices = self._choices(frame)
+        k = np.zeros(frame.m, dtype=np.int64)
+        for _, _, mask in choices:
+            k += mask
+        srcs, targets, probs = [], [], []
+        for combo, _, mask in choices:
+            rows = np.flatnonzero(mask)
+            s, t, p = self._outcomes(frame, combo, rows)
+            srcs.append(s)
+            targets.append(t)
+            probs.append(p)
+        dead = np.flatnonzero(k == 0)
+        srcs.append(dead)
+        targets.append(block[dead])
+        probs.append(np.full(len(dead), self.values.one, dtype=np.int64))
+        src = np.concatenate(srcs)
+        target = np.concatenate(targets) if targets else np.zeros((0, self.layout.words), np.int64)
+        prob = np.concatenate(probs)
+        several = k[src] > 1
+        if several.any():
+            prob[several] = self.values.combine("*", prob[several], self._inverse(k[src[several]]))
+        rewards = {name: self._reward(frame, items, choices, k)
+                   for name, items in self.program.rewards.items()}
+        return src, target, prob, dead, rewards
+
+    def _inverse(self, k: np.ndarray) -> np.ndarray:
+        """Indices of ``1/k``."""
+        table = np.array([self.values.id(mpq(1, max(int(i), 1))) for i in range(int(k.max()) + 1)],
+                         dtype=np.int64)
+        return table[k]
+
+    def _outcomes(self, frame: Frame, combo: tuple[Command, ...],
+                  rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The successors of the states ``rows`` under the commands ``combo`` taken
+        together: source rows, packed targets and probability indices (zero
+        probabilities dropped)."""
+        sub = Frame(self, frame.states[rows], parent=(frame, rows))
+        at = np.arange(len(rows))
+        states = sub.states.copy()
+        probs: np.ndarray | None = None
+        for c in combo:
+            new_at, new_states, new_probs = [], [], []
+            for u in c.updates:
+                try:
+                    p = sub.ids(u.probability)[at]
+                except ExprError as exc:
+                    raise ChainError(f"{c.where}: a probability: {exc}") from None
+                p = p if probs is None else self.values.combine("*", probs, p)
+                live = p != self.values.zero
+                if not live.all():
+                    p = p[live]
+                    rows_u, s = at[live], states[live].copy()
+                else:
+                    rows_u, s = at, states.copy()
+                for name, expr in u.assignments:
+                    k = self.layout.position[name]
+                    try:
+                        value = sub.vec(expr)[rows_u]
+                    except ExprError as exc:
+                        raise ChainError(f"{c.where}: the value of {name}': {exc}") from None
+                    v = self.layout.variables[k]
+                    bad = (value < v.low) | (value > v.high)
+                    if bad.any():
+                        j = int(np.flatnonzero(bad)[0])
+                        state = self.describe(sub.states[rows_u[j]])
+                        raise ChainError(f"{c.where}: the update {name}'={show(expr)} gives "
+                                         f"{name} the value {int(value[j])} outside its range "
+                                         f"[{v.low}..{v.high}] in the state {state}")
+                    self.layout.put(s, k, value.astype(np.int64))
+                new_at.append(rows_u)
+                new_states.append(s)
+                new_probs.append(p)
+            at = np.concatenate(new_at)
+            states = np.concatenate(new_states)
+            probs = np.concatenate(new_probs)
+        assert probs is not None
+        return rows[at], states, probs
+
+    def _reward(self, frame: Frame, items: Sequence, choices: list, k: np.ndarray) -> np.ndarray:
+        """One reward structure's value index in each state of the block: its state
+        items plus the average over the state's choices of their action items."""
+        v = self.values
+        total = np.full(frame.m, v.zero, dtype=np.int64)
+        action = np.full(frame.m, v.zero, dtype=np.int64)
+        for item in items:
+            try:
+                guard = frame.vec(item.guard)
+                if item.action is None:
+                    rows = np.flatnonzero(guard)
+                    if len(rows):
+                        total[rows] = v.combine("+", total[rows], frame.ids(item.value)[rows])
+                    continue
+                for _, act, mask in choices:
+                    if (act or "") != item.action:
+                        continue
+                    rows = np.flatnonzero(mask & guard)
+                    if len(rows):
+                        action[rows] = v.combine("+", action[rows], frame.ids(item.value)[rows])
+            except ExprError as exc:
+                raise ChainError(f"{item.where}: {exc}") from None
+        several = np.flatnonzero(k > 1)
+        if len(several):
+            action[several] = v.combine("*", action[several], self._inverse(k[several]))
+        busy = np.flatnonzero(action != v.zero)
+        if len(busy):
+            total[busy] = v.combine("+", total[busy], action[busy])
+        # Storm gives a deadlock, whose self-loop it adds, no reward at all
+        total[k == 0] = v.zero
+        return total
+
+    def describe(self, state: np.ndarray) -> str:
+        """A packed state as ``x=1,b,!c``."""
+        cols = [int(self.layout.column(state[None, :], k)[0]) for k in range(len(self.layout.variables))]
+        return ",".join((v.name if c else "!" + v.name) if v.boolean else f"{v.name}={c}"
+                        for v, c in zip(self.layout.variables, cols))
+
+
+# ---------------------------------------------------------------------- into a Chain
+
+def state_names(layout: Layout, states: np.ndarray) -> list[str]:
+    """Each state's valuation over the variables that vary (``s=5,srep=2``; a Boolean
+    as ``u`` or ``!u``), or its number where the names would be longer than a name
+    may be, as the stormpy route names them."""
+    n = len(states)
+    columns = [layout.column(states, k) for k in range(len(layout.variables))]
+    varying = [k for k in range(len(columns)) if n and columns[k].min() != columns[k].max()] \
+        or list(range(len(columns)))
+    if sum(len(layout.variables[k].name) + 1 for k in varying) - 1 > MAX_NAME:
+        return [str(i) for i in range(n)]
+    variables = [layout.variables[k] for k in varying]
+    names = valuation_names(np.stack([columns[k] for k in varying], axis=1),
+                            [v.name for v in variables], [v.boolean for v in variables])
+    if n and max(map(len, names)) > MAX_NAME:
+        return [str(i) for i in range(n)]
+    return names
+
+
+def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.ndarray],
+             notes: Sequence[str] = ()) -> Chain:
+    """The :class:`Chain` of an exploration, its rows checked by
+    :func:`~ladders.solver.chains.model.rows_from_entries` (sums exactly 1, values in
+    ``[0, 1]``, 62-bit denominators), its rewards by the same limits."""
+    states = state_names(explored.layout, explored.states)
+    values = explored.values.values
+    # the values transitions use, renumbered (a build also holds rewards, sums...)
+    used, ids = np.unique(explored.value_ids, return_inverse=True)
+    indptr, indices, numerators, denominators, _ = rows_from_entries(
+        source, states, explored.indptr, explored.indices, [values[i] for i in used.tolist()], ids)
+    n = len(states)
+    start = tuple((i, mpq(1, explored.initial)) for i in range(explored.initial))
+    rewards = {}
+    for reward, ids in explored.rewards.items():
+        used = np.unique(ids)
+        num = np.zeros(len(values), dtype=np.int64)
+        den = np.ones(len(values), dtype=np.int64)
+        for i in used.tolist():
+            q = values[i]
+            if q < 0:
+                j = int(np.flatnonzero(ids == i)[0])
+                raise ChainError(f"{source}: the reward {reward!r} of the state {states[j]!r} is "
+                                 f"{q}; rewards here are at least 0")
+            if q.numerator > MAX_ROW_DENOMINATOR or q.denominator > MAX_ROW_DENOMINATOR:
+                raise ChainError(f"{source}: the reward {reward!r} value {q} needs more than 62 bits")
+            num[i], den[i] = int(q.numerator), int(q.denominator)
+        rewards[reward] = (num[ids], den[ids])
+    all_labels = dict(labels)
+    all_labels["init"] = np.arange(explored.initial, dtype=np.int64)
+    all_labels["deadlock"] = explored.deadlocks.astype(np.int64)
+    notes = list(notes)
+    if len(explored.deadlocks):
+        shown = ", ".join(repr(states[i]) for i in explored.deadlocks[:3].tolist())
+        more = f" and {len(explored.deadlocks) - 3:,} more" if len(explored.deadlocks) > 3 else ""
+        notes.append(f"{len(explored.deadlocks):,} state(s) without transitions ({shown}{more}) "
+                     "made absorbing, as PRISM and Storm do (label \"deadlock\")")
+    if explored.initial > 1:
+        notes.append(f"{explored.initial:,} initial states: the start is each with probability "
+                     f"1/{explored.initial:,} (an average over them; filter(min|max) the least or "
+                     "greatest of their values)")
+    return Chain(name=name, states=tuple(states), indptr=indptr, indices=indices,
+                 numerators=numerators, denominators=denominators, start=start,
+                 labels={k: all_labels[k] for k in sorted(all_labels)}, rewards=rewards,
+                 notes=tuple(notes))
+
+
+def label_states(explorer: Explorer, states: np.ndarray, labels: dict[str, Expr],
+                 given: dict[str, np.ndarray] | None = None, chunk: int = 1 << 20) -> dict[str, np.ndarray]:
+    """The states (indices) where each of ``labels`` holds, evaluated a chunk of states
+    at a time; ``given``: label masks the expressions may use (``"init"``, a model's
+    label in a property)."""
+    out: dict[str, list[np.ndarray]] = {name: [] for name in labels}
+    for lo in range(0, len(states), chunk):
+        part = states[lo:lo + chunk]
+        masks = {name: mask[lo:lo + chunk] for name, mask in (given or {}).items()}
+        frame = Frame(explorer, part, labels=masks)
+        for name, e in labels.items():
+            try:
+                out[name].append(np.flatnonzero(frame.vec(e)) + lo)
+            except ExprError as exc:
+                raise ChainError(f"{explorer.program.source}: the label \"{name}\": {exc}") from None
+    return {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            for name, parts in out.items()}

@@ -1,0 +1,181 @@
+"""PRISM models built by ladders itself, without Storm: the reader of
+:mod:`~ladders.solver.chains.formats.prism_lang`, the explorer of
+:mod:`~ladders.solver.chains.explore`, and the properties made into
+:class:`~ladders.solver.chains.questions.Question`\\ s the way the stormpy route
+(:mod:`~ladders.solver.chains.formats.prism`) makes them:
+
+- ``P=? [F phi]`` and ``P=? [true U phi]``: ``reach``; ``R{"r"}=? [F phi]`` (``R`` alone:
+  the model's only reward structure) and ``T=? [F phi]``: ``reward``; a bound
+  (``P>=1 [...]``) is the question's ``compare``; ``filter(f, prop, "init")`` as that
+  route reads it;
+- a target that is an expression becomes a label named by its text, or
+  ``target of NAME`` where the text is longer than a name may be;
+- every constant without a value, the model's or the properties file's, must be given
+  by ``--constants``: those missing are refused together, by name.
+
+The chain's states, transitions, labels (``init``, ``deadlock`` and the model's) and
+rewards equal those Storm builds from the same model (the tests compare them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ladders.solver.chains.explore import Explorer, label_states, to_chain
+from ladders.solver.chains.formats import Loaded
+from ladders.solver.chains.formats.prism_lang import (
+    Property, parse_constants, read_model, read_properties,
+)
+from ladders.solver.chains.model import MAX_NAME, ChainError
+from ladders.solver.chains.questions import Question
+from ladders.solver.chains.symbolic import Expr, Program
+from ladders.solver.exact import mpq
+
+#: Filter functions with a value (or a truth) from the start, by PRISM's name.
+FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
+#: What the questions ladders answers look like, for refusals.
+ASK = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
+
+
+#: How a filter is checked against the start: ``(function, compare, kind, starts,
+#: where)``, raising a :class:`ChainError` where the start's value does not answer it.
+FilterCheck = Callable[[str, "tuple[str, mpq] | None", str, int, str], None]
+
+
+def load(path: str, constants: str | None, properties: str | None, check_filter: FilterCheck,
+         unnamed_reward: str) -> Loaded:
+    """The Markov chain of the PRISM model ``path``, built here, with ``constants``
+    (``"N=16,MAX=2"``) for its open constants, and the questions of the properties
+    file ``properties``. The stormpy route (:func:`.prism.load`) calls it and hands it
+    its rules, so that both routes read properties alike: ``check_filter`` and the name
+    of a model's unnamed reward structure."""
+    given = parse_constants(constants)
+    model, missing = read_model(path, given)
+    props: list[Property] = []
+    extra: dict[str, Expr] = {}
+    if properties is not None:
+        if missing:
+            # read the properties too: every missing constant is named at once
+            props_missing = _constants_of(properties)
+            missing += [c for c in props_missing if c not in given and c not in missing]
+        else:
+            props, props_missing, extra = read_properties(properties, model, given)
+            missing += props_missing
+    if missing:
+        form = ",".join(f"{c}=..." for c in missing)
+        many = len(missing) > 1
+        raise ChainError(f"{path}: the constant{'s' if many else ''} {', '.join(missing)} "
+                         f"{'have' if many else 'has'} no value; give {'them' if many else 'it'} "
+                         f"with --constants {form}")
+    unknown = [c for c in given if c not in model.scope.constants]
+    if unknown:
+        raise ChainError(f"{path}: --constants {constants}: {', '.join(unknown)} is not a constant "
+                         "of the model or its properties")
+    program = model.program
+    explorer = Explorer(program)
+    explored = explorer.explore()
+    n = len(explored.states)
+    init = np.zeros(n, dtype=bool)
+    init[:explored.initial] = True
+    deadlock = np.zeros(n, dtype=bool)
+    deadlock[explored.deadlocks] = True
+    own = label_states(explorer, explored.states, {**program.labels, **extra})
+    masks = {"init": init, "deadlock": deadlock}
+    for name, members in own.items():
+        mask = np.zeros(n, dtype=bool)
+        mask[members] = True
+        masks[name] = mask
+    questions, targets = [], {}
+    for number, prop in enumerate(props):
+        question, target = _question(program, prop, number, explored.initial, check_filter,
+                                     unnamed_reward)
+        questions.append(question)
+        if target is not None:
+            targets[question.target] = target
+    labels = {**own, **label_states(explorer, explored.states, targets, given=masks)}
+    name = Path(path).stem + (f" ({constants})" if constants else "")
+    explored = dataclasses.replace(explored, rewards={
+        reward or unnamed_reward: ids for reward, ids in explored.rewards.items()})
+    return Loaded(to_chain(name, path, explored, labels), tuple(questions))
+
+
+def _constants_of(properties: str) -> list[str]:
+    """The names of a properties file's constants without a value (read without the
+    model, for the message that names every missing constant)."""
+    from ladders.solver.chains.formats.prism_lang import Parser, _constant, _read
+
+    p = Parser(_read(properties, "properties"), properties)
+    out = []
+    while p.tok.kind != "end":
+        if p.accept("const"):
+            tok, _, value = _constant(p)
+            if value is None:
+                out.append(tok.text)
+        else:
+            p.i += 1
+    return out
+
+
+def _question(program: Program, prop: Property, number: int, starts: int,
+              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, Expr | None]:
+    """The :class:`Question` of ``prop`` and, where its target is an expression, the
+    expression of the label to add for it (named by the question's ``target``)."""
+    named = prop.name is not None
+    shown = f'property "{prop.name}" ({prop.text})' if named else f"property {prop.text}"
+    where = f"{prop.where}: {shown}"
+    if prop.states != '"init"':
+        raise ChainError(f"{where}: a filter over {prop.states}; filter over \"init\"")
+    if prop.function not in FILTERS:
+        raise ChainError(f"{where}: filter({prop.function}, ...) is not a value ladders gives; "
+                         "use min, max, avg, sum, forall, exists or values")
+    if prop.operator == "P":
+        kind, reward = "reach", None
+    elif prop.operator == "R":
+        kind, reward = "reward", _reward_of(program, prop.reward, where, unnamed_reward)
+    elif prop.operator == "T":
+        kind, reward = "reward", None
+    elif prop.operator == "S":
+        raise ChainError(f"{where}: a steady-state probability (S=?, LRA=?); {ASK}")
+    else:
+        raise ChainError(f"{where}: a state formula without P, R or T; {ASK}")
+    if prop.shape == "U":
+        left = prop.left
+        if kind != "reach" or left is None or not (left.op == "const" and left.value is True):
+            raise ChainError(f"{where}: an until with a left side (phi U psi); {ASK}")
+    elif prop.shape != "F":
+        raise ChainError(f"{where}: {prop.shape}; {ASK}")
+    compare = prop.bound
+    check_filter(prop.function, compare, kind, starts, where)
+    over = prop.function if starts > 1 and prop.function in ("min", "max") else None
+    text = f"{prop.name}: {prop.text}" if named else prop.text
+    target = prop.right
+    assert target is not None
+    if target.op == "label":
+        return Question(kind=kind, target=str(target.value), reward=reward, text=text,
+                        compare=compare, over=over), None
+    label = prop.right_text if len(prop.right_text) <= MAX_NAME else \
+        f"target of {prop.name if named else number}"
+    if label in program.labels or label in ("init", "deadlock"):
+        label = f"target of {prop.name if named else number}"
+    return Question(kind=kind, target=label, reward=reward, text=text, compare=compare,
+                    over=over), target
+
+
+def _reward_of(program: Program, wanted: str | None, where: str, unnamed: str) -> str:
+    """The chain's name of the reward structure ``R{...}`` asks for (``R`` alone: the
+    model's only one)."""
+    names = list(program.rewards)
+    if wanted is not None:
+        if wanted not in names:
+            known = ", ".join(f'"{n}"' for n in names) or "none"
+            raise ChainError(f'{where}: no reward structure "{wanted}"; the model\'s: {known}')
+        return wanted or unnamed
+    if len(names) != 1:
+        known = ", ".join(f'"{n}"' for n in names) or "none"
+        raise ChainError(f"{where}: R without a name needs a model with one reward structure; "
+                         f"this one has {known}: write R{{\"name\"}}")
+    return names[0] or unnamed
