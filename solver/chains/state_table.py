@@ -8,13 +8,14 @@ table is kept at most half full, grown (and rehashed) before a batch is added.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ladders.solver.engines.series.jit import nb
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _hash(row: np.ndarray) -> np.uint64:
     h = np.uint64(0x243F6A8885A308D3)
     for w in range(row.shape[0]):
@@ -23,7 +24,7 @@ def _hash(row: np.ndarray) -> np.uint64:
     return h
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _add(table: np.ndarray, states: np.ndarray, count: int, rows: np.ndarray,
          out: np.ndarray) -> int:
     """Look up each of ``rows``; add those not there (numbered from ``count``); their
@@ -53,7 +54,7 @@ def _add(table: np.ndarray, states: np.ndarray, count: int, rows: np.ndarray,
     return count
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _rehash(table: np.ndarray, states: np.ndarray, count: int) -> None:
     mask = np.uint64(table.shape[0] - 1)
     for s in range(count):
@@ -92,7 +93,7 @@ def _power_of_two(n: int) -> int:
     return 1 << max(10, (int(n) - 1).bit_length())
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _digits(x: int) -> int:
     n = 1
     if x < 0:
@@ -104,7 +105,7 @@ def _digits(x: int) -> int:
     return n
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _write_names(columns: np.ndarray, boolean: np.ndarray, prefix: np.ndarray,
                  starts: np.ndarray, out: np.ndarray) -> int:
     """Write each row's name (``x=1,b,!c``: ``prefix[k]`` then the value, or ``!`` and

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ladders.solver.chains.explore import Explorer, label_states, to_chain
 from ladders.solver.chains.formats import Loaded
 from ladders.solver.chains.formats.prism_lang import (
     Property, parse_constants, read_model, read_properties,
@@ -75,6 +74,9 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     if unknown:
         raise ChainError(f"{path}: --constants {constants}: {', '.join(unknown)} is not a constant "
                          "of the model or its properties")
+    # the explorer's compiled code (numba) loads with the first model, not with the
+    # format registry, which every command imports
+    from ladders.solver.chains.explore import Explorer, label_states, to_chain
     program = model.program
     explorer = Explorer(program)
     explored = explorer.explore()
