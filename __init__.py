@@ -48,6 +48,13 @@ def load_board(board: str | Board, rule: str | None = None, die: int | None = No
     """A preset name or a board file (plain text or TOML), checked; ``rule``, ``die``
     and ``meet`` (``"bump"``: pieces that meet) override the board's own."""
     from ladders.solver.games.board import Board, load_board, with_overrides
+    import os
+    if isinstance(board, os.PathLike):
+        board = os.fspath(board)
+    if not isinstance(board, (str, Board)):
+        raise TypeError(f"a board is a preset's name, a board file's path or a ladders.Board, "
+                        f"not {type(board).__name__} ({board!r:.40}); 'ladders boards' lists the "
+                        "presets")
     b = board if isinstance(board, Board) else load_board(board)
     return with_overrides(b, rule=rule, die=die, meet=meet)
 

@@ -20,6 +20,7 @@ from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.engines import (Progress, SolveRequest, check_request, choose_engine,
                                      cross_report, get_engine)
 from ladders.cluster.session import versions
+from ladders.solver.chains.model import ChainError
 from ladders.solver.checks.residue_check import CHECK_LIMIT
 from ladders.solver.checks.verify import verify_answer
 from ladders.solver.exact import bits_to_digits, fraction_to_str, str_to_fraction
@@ -70,6 +71,11 @@ def open_run(path: str) -> tuple[RunStore, Problem]:
     driver = get_engine(store.engine)
     try:
         problem = problem_from_json(store.run["problem"])
+    except ChainError as exc:
+        # an intact store whose chain file (or properties file) was moved or changed
+        raise StoreError(f"{store.url}: the chain of this run cannot be loaded again: {exc}; the "
+                         "store itself is intact: put the file back where its run.json says "
+                         "and resume") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"{store.url}/run.json: its problem cannot be rebuilt "
                          f"({type(exc).__name__}: {exc}); {store.damaged()}") from None

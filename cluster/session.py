@@ -54,11 +54,14 @@ def versions() -> dict[str, str]:
 def run_json(problem: Problem, engine: Engine, request: SolveRequest, executor: str,
              digest: str, **extra: Any) -> dict[str, Any]:
     """run.json of a new store: what is solved (``digest``: what the engine solves, see
-    :meth:`Engine.digest`), how (the executor, and the cluster it was started on), and
-    with which versions."""
-    return {"problem": problem.to_json(), "engine": engine.name, "executor": executor,
-            "cluster": request.spec.record(), "versions": versions(), "system_digest": digest,
-            **extra}
+    :meth:`Engine.digest`), how (the executor, and the cluster it was started on), with
+    which versions, and the files to write when it is answered (``outputs``)."""
+    run = {"problem": problem.to_json(), "engine": engine.name, "executor": executor,
+           "cluster": request.spec.record(), "versions": versions(), "system_digest": digest,
+           **extra}
+    if request.outputs:
+        run["outputs"] = dict(request.outputs)
+    return run
 
 
 def fresh_seed(request: SolveRequest) -> int:
@@ -345,7 +348,7 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
                                                 {**stages, **answer.details.get("stages", {}),
                                                  "startup": startup}.items()}}
         if store is not None and verified["passed"]:
-            _record(store, engine, answer.seats, verified, time.perf_counter() - started)
+            _record(store, engine, problem, answer.seats, verified, time.perf_counter() - started)
         return Solution(seats=tuple(answer.seats), verified=verified, table=answer.table,
                         details=details, seconds=time.perf_counter() - started,
                         store_bytes=0 if store is None else store.size_bytes(), **common)
@@ -395,9 +398,14 @@ def _locked(store: RunStore | None) -> Iterator[None]:
         store.release_lock()
 
 
-def _record(store: RunStore, engine: Engine, seats: list[mpq], verified: dict[str, Any],
-            seconds: float) -> None:
-    """COMPLETE.json, written last and only for a verified answer."""
+def _record(store: RunStore, engine: Engine, problem: Problem, seats: list[mpq],
+            verified: dict[str, Any], seconds: float) -> None:
+    """COMPLETE.json, written last and only for a verified answer: the seats (what the
+    system solves for) and every answer by name (a chain's least over its start states
+    is not its first seat)."""
     from ladders.solver.exact import fraction_to_str
-    store.mark_complete({"seats": [fraction_to_str(s) for s in seats], "engine": engine.name,
-                         "verified": verified, "seconds_total": seconds, "finished": time.time()})
+    answers = {name: v if isinstance(v, str) else fraction_to_str(v)
+               for name, v in problem.named(seats).items()}
+    store.mark_complete({"seats": [fraction_to_str(s) for s in seats], "answers": answers,
+                         "engine": engine.name, "verified": verified, "seconds_total": seconds,
+                         "finished": time.time()})

@@ -159,7 +159,8 @@ class interruptible:
                 return  # the same request, through the group
             self.flag = True
             self.when = time.monotonic()
-            click.echo("ladders: stopping (Ctrl-C again to stop at once)", err=True)
+            click.echo("ladders: stopping (Ctrl-C again to stop at once)" if signum == signal.SIGINT
+                       else "ladders: stopping (SIGTERM; Ctrl-C to stop at once)", err=True)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, handler)

@@ -25,7 +25,9 @@ from ladders.cluster.engines import cross_help
 def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
            executor: str | None, output_path: str | None, as_json: bool) -> int:
     """Continue an interrupted solve from its last committed manifest; a finished
-    one prints its stored answer (with --output, writes it too).
+    one prints its stored answer (with --output, writes it too). The files that
+    'ladders solve --output' and '--table' were asked to write are written when the run
+    is answered, as they were asked (run.json keeps them); --output names another.
 
     Without --scheduler, --scheduler-file or --workers it runs on the cluster the run
     was started on (recorded in the store's run.json); the executor is the run's too.
@@ -44,12 +46,22 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     if output_path:
         check_output(output_path)  # before the work, not after it
     opened = RunStore.open(store)
+    asked = opened.run.get("outputs", {})
+    table_path = asked.get("table")
+    if table_path:
+        import dataclasses
+        request = dataclasses.replace(request, table=True)
+    if output_path is None and asked.get("output"):
+        output_path = asked["output"]
+        click.echo(f"output: {output_path} (as 'ladders solve --output' asked when the run "
+                   "started; --output writes another file)", err=True)
+        check_output(output_path)
     if opened.completed():
         from ladders.cluster.runs import stored_solution
         solution = stored_solution(store, started=t_start)
         click.echo(f"{store} is finished already ({solution.details['stored']['seconds']:,.1f} s "
                    "of solving); its stored answer:", err=True)
-        return finish(solution, as_json, output_path=output_path)
+        return finish(solution, as_json, output_path=output_path, table_path=table_path)
     given = request.spec
     request = on_recorded_cluster(opened, request)
     recorded = request.spec != given and (executor or opened.run.get("executor")) == "dask"
@@ -67,7 +79,8 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start,
                               announce=announce)
-    return finish(solution, as_json, output_path=output_path, again=request.spec.flags())
+    return finish(solution, as_json, output_path=output_path, table_path=table_path,
+                  again=request.spec.flags())
 
 
 @click.command()
@@ -90,8 +103,12 @@ def status(store: str, as_json: bool) -> None:
              f"elapsed   {st['elapsed_seconds']:.1f} s of solving",
              f"size      {st['store_bytes'] / 1e6:.1f} MB"]
     if st["result"]:
-        first = "seat 1" if st["problem"].get("kind") != "chain" else "answer 1"
-        lines.append(f"answer    {first} = {short(st['result']['seats'][0])}")
+        named = st["result"].get("answers") or {
+            ("seat 1" if st["problem"].get("kind") != "chain" else "answer 1"):
+            st["result"]["seats"][0]}  # a store finished before answers were named
+        name, value = next(iter(named.items()))
+        more = f" (and {len(named) - 1} more: ladders verify)" if len(named) > 1 else ""
+        lines.append(f"answer    {name} = {short(value)}{more}")
     elif st["state"].startswith("interrupted"):
         lines.append(f"resume    ladders resume {st['store']}")
     emit(st, as_json, "\n".join(lines))
@@ -138,15 +155,18 @@ def verify(store: str, primes: int, cross: bool | None, as_json: bool) -> None:
     Example: ladders verify runs/hasbro --primes 3
     """
     from ladders.cluster.runs import verify_stored
-    from ladders.solver.exact import fraction_to_decimal
+    from ladders.solver.exact import fraction_to_decimal, fraction_to_str
     t0 = time.perf_counter()
     res = verify_stored(store, primes=primes, cross=cross)
     rep = res["report"]
     data = {"seats": [{"seat": j + 1, "decimal": fraction_to_decimal(p, 50)}
                       for j, p in enumerate(res["seats"])], "engine": res["engine"],
             "verified": rep, "seconds": round(time.perf_counter() - t0, 2)}
-    names = list(res["problem"].named(res["seats"]))
-    lines = [f"{names[j]} = {s['decimal']}..." for j, s in enumerate(data["seats"])]
+    named = res["problem"].named(res["seats"])
+    data["answers"] = {name: v if isinstance(v, str) else fraction_to_str(v)
+                       for name, v in named.items()}
+    lines = [f"{name} = {v if isinstance(v, str) else fraction_to_decimal(v, 50) + '...'}"
+             for name, v in named.items()]
     lines[0] += f" ({res['engine']} engine)"
     lines += verification_lines(rep)
     emit(data, as_json, "\n".join(lines))

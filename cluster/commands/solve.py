@@ -140,9 +140,12 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     from ladders.cluster.runs import solve as run_solve
     from ladders.solver.problem import Problem
     t_start = time.perf_counter()
+    outputs = {name: recorded_path(path) for name, path in (("output", output_path),
+                                                             ("table", table_path)) if path}
     request = SolveRequest(checkpoint=checkpoint, spec=make_spec(scheduler, scheduler_file, workers),
                            executor=executor, seed=seed, table=bool(table_path), force=force,
-                           options={k: v for k, v in options.items() if v is not None})
+                           options={k: v for k, v in options.items() if v is not None},
+                           outputs=outputs)
     if table_path and players != 2:
         raise click.UsageError("--table is for two players")
     for path in (table_path, output_path):
@@ -216,14 +219,20 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         if target or properties or constants or builder:
             given = [f for f, v in (("--target", target), ("--properties", properties),
                                     ("--constants", constants), ("--builder", builder)) if v]
-            raise click.UsageError(f"{', '.join(given)} are for chain files; {board} is a board")
+            raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for "
+                                   f"chain files; {board} is a board")
         from ladders.solver.chains.problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
         return None if problem is None else [problem]
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
+    context = click.get_current_context(silent=True)
+    if context is not None and context.get_parameter_source("players") not in (
+            None, click.core.ParameterSource.DEFAULT):
+        given.append("--players")
     if given:
-        raise click.UsageError(f"{', '.join(given)} are for boards; {board} is a chain file")
+        raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for "
+                               f"boards; {board} is a chain file")
     if target and properties:
         raise click.UsageError("give --target or --properties, not both")
     loaded = load_chain(board, properties=properties, constants=constants, builder=builder)
@@ -231,6 +240,10 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]
     else:
+        if properties and not loaded.questions:
+            raise click.UsageError(f"{properties} asks no property; write one such as "
+                                   '"p1": P=? [ F "goal" ];, or leave --properties out for '
+                                   "where the chain ends")
         questions = list(loaded.questions) or [Question()]
     return [ChainProblem(loaded.chain, q, loaded.source) for q in questions]
 
@@ -322,6 +335,13 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
     if not all(s.passed for s in solutions):
         raise click.ClickException("verification FAILED: the result is not trustworthy")
     return 0
+
+
+def recorded_path(path: str) -> str:
+    """An output's path as a run store keeps it: absolute, so that ``ladders resume``
+    from another folder writes the same file (a URL as given)."""
+    import os
+    return path if "://" in path else os.path.abspath(path)
 
 
 def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: str | None = None,

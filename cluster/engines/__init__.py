@@ -105,6 +105,10 @@ class SolveRequest:
     #: how messages name options: the Python API's keywords (``checkpoint=``, set by
     #: :meth:`build`) or the command line's flags (``--checkpoint``)
     keywords: bool = False
+    #: the files the command line writes when the run is answered (``output``,
+    #: ``table``: absolute paths or URLs), kept in the store's run.json so that
+    #: ``ladders resume`` writes them too
+    outputs: Mapping[str, str] = field(default_factory=dict)
 
     def spell(self, name: str, value: Any = None) -> str:
         """Option ``name`` (a field, an engine's option, ``engine`` or ``cluster``), with
@@ -120,7 +124,7 @@ class SolveRequest:
     def build(cls, **given: Any) -> SolveRequest:
         """A request from keywords: the fields above, and any engine's options (checked
         and converted by their types); an unknown keyword is a ``ValueError``."""
-        own = {f.name for f in fields(cls)} - {"options", "keywords"}
+        own = {f.name for f in fields(cls)} - {"options", "keywords", "outputs"}
         known = engine_options()
         extra = {}
         for name, value in given.items():

@@ -169,6 +169,10 @@ class ModularEngine(Engine):
 
     def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
                   progress: Progress | None, should_stop: Callable[[], bool]) -> Lifting:
+        from ladders.solver.engines.modp import compiled
+        if not compiled():
+            click.echo("ladders: compiling the modular engine's kernels first (once for this "
+                       "install or upgrade, about 15 s)", err=True)
         return Lifting(problem, store, request.seed, progress, should_stop)
 
     def answer(self, work: Lifting, problem: Problem, request: SolveRequest) -> Answer:

@@ -52,7 +52,8 @@ MAX_ROW_DENOMINATOR = (1 << 62) - 1
 MAX_NAME = 200
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?", re.ASCII)
+_FRACTION = re.compile(r"([+-]?\d+)\s*/\s*(\d+)", re.ASCII)
 
 
 class ChainError(ValueError):
@@ -70,12 +71,11 @@ def parse_exact(text: str) -> mpq:
     ``ValueError`` names the text."""
     s = text.strip()
     if "/" in s:
-        num, _, den = s.partition("/")
-        try:
-            n, d = mpz(num.strip()), mpz(den.strip())
-        except ValueError:
-            raise ValueError(f"not an exact number: {text[:60]!r} (write a/b, an integer "
-                             "or a decimal)") from None
+        m = _FRACTION.fullmatch(s)
+        if m is None:
+            raise ValueError(f"not an exact number: {text[:60]!r} (write a/b with digits 0-9, "
+                             "the sign on a only, an integer or a decimal)")
+        n, d = mpz(m.group(1)), mpz(m.group(2))
         if d == 0:
             raise ValueError(f"not an exact number: {text[:60]!r} (zero denominator)")
         return mpq(n, d)
@@ -90,6 +90,22 @@ def parse_exact(text: str) -> mpq:
     value = mpq(mpz(whole + frac), mpz(10) ** len(frac))
     value = value * mpz(10) ** e if e >= 0 else value / mpz(10) ** -e
     return -value if sign == "-" else value
+
+
+def brief(value: mpq) -> str:
+    """An exact value for a message: ``p/q (~decimal)``, or where the fraction is long
+    (a row of a thousand distinct sevenths), the decimal and its size only."""
+    text = str(value)
+    if len(text) <= 40:
+        return f"{text} (~{float(value):.6g})"
+    return (f"~{float(value):.6g} (a fraction of {len(str(abs(value.numerator))):,} digits over "
+            f"{len(str(value.denominator)):,})")
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is a whole number written with the digits 0-9 only (Python's
+    ``isdigit`` also takes other scripts' digits and superscripts)."""
+    return text.isascii() and text.isdigit()
 
 
 def check_name(name: str, what: str, at: str) -> str:
@@ -381,8 +397,8 @@ class ChainBuilder:
             total = sum(row.values(), mpq(0))
             if total != 1:
                 raise ChainError(f"{where(self.source, self._row_line[i])}: the transitions "
-                                 f"from {self._names[i]!r} sum to {total} "
-                                 f"(~{float(total):.6g}), not 1; make them sum to exactly 1")
+                                 f"from {self._names[i]!r} sum to {brief(total)}, not 1; make "
+                                 "them sum to exactly 1")
             den = 1
             for value in row.values():
                 den = math.lcm(den, int(value.denominator))
@@ -429,7 +445,7 @@ class ChainBuilder:
             merged[i] = merged.get(i, mpq(0)) + p
         total = sum(merged.values(), mpq(0))
         if total != 1:
-            raise ChainError(f"{self.source}: the start distribution sums to {total}, not 1")
+            raise ChainError(f"{self.source}: the start distribution sums to {brief(total)}, not 1")
         return tuple(sorted(merged.items()))
 
 
@@ -501,8 +517,8 @@ def rows_from_entries(source: str, states: Sequence[str], indptr: np.ndarray, in
     if len(bad):
         i = int(bad[0])
         total = mpq(int(sums[i]), int(row_den[i]))
-        raise ChainError(f"{source}: the transitions from {states[i]!r} sum to {total} "
-                         f"(~{float(total):.6g}), not 1; make them sum to exactly 1")
+        raise ChainError(f"{source}: the transitions from {states[i]!r} sum to {brief(total)}, "
+                         "not 1; make them sum to exactly 1")
     if any(int(d) > MAX_ROW_DENOMINATOR for d in set(row_den.tolist())):
         i = next(i for i, d in enumerate(row_den.tolist()) if int(d) > MAX_ROW_DENOMINATOR)
         raise ChainError(f"{source}: the transitions from {states[i]!r} need a common denominator "

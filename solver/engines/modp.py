@@ -25,6 +25,7 @@ form), so only primes dividing one of them fail, which is rare for random primes
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -356,3 +357,15 @@ def residual_is_zero(a_ptr, a_ind, a_val, digits, rhs_digits, p):  # pragma: no 
         if carry != 0:
             return False
     return True
+
+
+def compiled() -> bool:
+    """Whether the factorization kernel is in numba's cache already: if not, the first
+    solve compiles the kernels (about 13 s on a fresh install, once), which a driver
+    says before it starts. True where the cache cannot be asked (numba's layout is its
+    own), so that nothing is claimed that may not happen."""
+    try:
+        index = _factor_rows._cache._cache_file._index_path
+    except AttributeError:
+        return True
+    return os.path.exists(index)

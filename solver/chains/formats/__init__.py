@@ -93,6 +93,10 @@ def suffixes() -> list[str]:
     return sorted({s for m in formats().values() for s in m.SUFFIXES})
 
 
+#: The keywords of :func:`load_chain` that name a file (kept absolute in ``source``).
+FILE_KEYWORDS = ("properties",)
+
+
 def load_chain(path: str, **taken: Any) -> Loaded:
     """The chain in ``path`` by its format (see the module docstring); ``taken``:
     ``constants=`` and ``properties=`` for the formats that take them (refused by the
@@ -118,5 +122,9 @@ def load_chain(path: str, **taken: Any) -> Loaded:
             raise ChainError(f"{path}: --{key} is for {' and '.join(takers) or 'no'} files, not "
                              f"{module.DESCRIPTION}")
     loaded = module.load(str(p), **given)
-    source = {"path": str(p.resolve()), "format": name, **{k: str(v) for k, v in given.items()}}
+    # a file the keywords name is kept as its absolute path: a run store is resumed
+    # from any folder
+    source = {"path": str(p.resolve()), "format": name,
+              **{k: str(Path(v).resolve()) if k in FILE_KEYWORDS else str(v)
+                 for k, v in given.items()}}
     return Loaded(loaded.chain, loaded.questions, source)

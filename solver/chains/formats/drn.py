@@ -40,8 +40,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ladders.solver.chains.formats import Loaded
-from ladders.solver.chains.model import (MAX_STATES, ChainBuilder, ChainError, parse_exact,
-                                         where)
+from ladders.solver.chains.model import (MAX_STATES, ChainBuilder, ChainError, ascii_digits,
+                                         brief, parse_exact, where)
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".drn",)
@@ -67,7 +67,7 @@ _LABEL = re.compile(r'"([^"]+?)"(?=\s|$|")|([^\s"]+)')
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8-sig") as fh:
             for number, raw in enumerate(fh, start=1):
                 yield number, raw.rstrip("\r\n")
     except UnicodeDecodeError as exc:
@@ -84,6 +84,11 @@ class _Header:
         self.choices: tuple[int, int] | None = None     # @nr_choices: (its line, the count)
         self.rewards: list[str] = []
         self.placeholders: dict[str, mpq] = {}
+
+
+#: Fewest bytes a state takes in the model (``"state 0\n"``): a count far beyond the
+#: file is refused before millions of states are made.
+_STATE_BYTES = 8
 
 
 def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
@@ -130,7 +135,7 @@ def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
             h.rewards = following("@reward_models", number).split()
         elif line in ("@nr_states", "@nr_choices"):
             count = following(line, number)
-            if not count.isdigit():
+            if not ascii_digits(count):
                 raise ChainError(f"{where(path, number + 1)}: {line} is {count[:40]!r}, not a "
                                  "number")
             if line == "@nr_choices":
@@ -140,6 +145,12 @@ def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
                 if h.states > MAX_STATES:
                     raise ChainError(f"{where(path, number + 1)}: {h.states:,} states; the limit "
                                      f"of one chain is {MAX_STATES:,}")
+                size = Path(path).stat().st_size
+                if h.states * _STATE_BYTES > size:
+                    raise ChainError(f"{where(path, number + 1)}: @nr_states declares "
+                                     f"{h.states:,} states, and the file's {size:,} bytes hold "
+                                     f"at most {size // _STATE_BYTES:,}; the file is cut short "
+                                     "or the count is wrong")
         elif line == "@model":
             if h.type is None or h.states is None:
                 raise ChainError(f"{at}: @model before {'@type' if h.type is None else '@nr_states'}"
@@ -177,7 +188,7 @@ def load(path: str) -> Loaded:
     for number, raw in lines:
         line = raw.strip()
         at = where(path, number)
-        if not line or raw.startswith("//"):
+        if not line or line.startswith("//"):
             continue
         if line.startswith("state "):
             _no_empty_action(path, empty, state)
@@ -206,7 +217,7 @@ def load(path: str) -> Loaded:
             _rewards(fields[1] if len(fields) > 1 else "", at, h, builder, state, number)
         else:
             target, sep, value = line.partition(":")
-            if not sep or not target.strip().isdigit():
+            if not sep or not ascii_digits(target.strip()):
                 raise ChainError(f"{at}: expected 'target : probability', found {line[:60]!r}")
             if state < 0:
                 raise ChainError(f"{at}: a transition before the first state")
@@ -232,7 +243,7 @@ def load(path: str) -> Loaded:
                     "built with exact values (stormpy.build_model[stormpy.Rational], storm --exact)"
                     if h.value_type == "double" else "; make them sum to exactly 1")
             raise ChainError(f"{where(path, row_line[i])}: the transitions from state {i} sum to "
-                             f"{total} (~{float(total):.6g}), not 1{hint}")
+                             f"{brief(total)}, not 1{hint}")
     for label, members in labels.items():
         builder.label(label, members, label_lines[label])
     starts = labels.get("init", [])

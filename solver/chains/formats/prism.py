@@ -193,7 +193,7 @@ def _check_type(path: str, model: Any) -> None:
 def _parse_properties(stormpy: ModuleType, properties: str, model: Any) -> list[Any]:
     """The properties in the file ``properties``, over ``model``'s names."""
     try:
-        text = Path(properties).read_text(encoding="utf-8")
+        text = Path(properties).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ChainError(f"{properties}: no such properties file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -704,7 +704,7 @@ def _empty(path: str) -> Program:
 
 def _read(path: str, what: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ChainError(f"{path}: no such {what} file") from None
     except (OSError, UnicodeDecodeError) as exc:

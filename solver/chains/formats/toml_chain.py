@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ladders.solver.chains.formats import Loaded
-from ladders.solver.chains.model import ChainBuilder, ChainError, parse_exact, where
+from ladders.solver.chains.model import ChainBuilder, ChainError, brief, parse_exact, where
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".toml",)
@@ -181,7 +181,7 @@ def _state_name(value: Any, at: str, what: str) -> str:
 def load(path: str) -> Loaded:
     """The chain in the TOML file ``path`` (see the module docstring), checked."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ChainError(f"{path}: not UTF-8 text (byte {exc.start:,}); a chain file is TOML, "
                          "which is UTF-8") from None
@@ -211,7 +211,7 @@ def load(path: str) -> Loaded:
     transitions = data.get("transitions")
     if not isinstance(transitions, Mapping) or not transitions:
         raise ChainError(f"{at('transitions')}: no transitions; add a [transitions] table with "
-                         "lines such as \"a\" = {{ \"b\" = \"1/2\", \"c\" = \"1/2\" }}")
+                         "lines such as \"a\" = { \"b\" = \"1/2\", \"c\" = \"1/2\" }")
     builder = ChainBuilder(name, path)
     for source in transitions:
         builder.state(source, lines.line(("transitions", source)))
@@ -277,7 +277,7 @@ def _start(builder: ChainBuilder, data: Mapping[str, Any], lines: KeyLines, path
     line = lines.line(("start",))
     if start is None:
         raise ChainError(f"{path}: no start; add e.g. start = \"{first[:40]}\" (or a "
-                         "distribution: start = {{ \"a\" = \"1/2\", \"b\" = \"1/2\" }})")
+                         "distribution: start = { \"a\" = \"1/2\", \"b\" = \"1/2\" })")
     if isinstance(start, Mapping):
         total = mpq(0)
         for state, value in start.items():
@@ -286,8 +286,8 @@ def _start(builder: ChainBuilder, data: Mapping[str, Any], lines: KeyLines, path
             total += p
             builder.start_at(_known(builder, state, at, "the start"), p, lines.line(("start", state)))
         if total != 1:
-            raise ChainError(f"{where(path, line)}: the start probabilities sum to {total} "
-                             f"(~{float(total):.6g}), not 1; make them sum to exactly 1")
+            raise ChainError(f"{where(path, line)}: the start probabilities sum to "
+                             f"{brief(total)}, not 1; make them sum to exactly 1")
         return
     state = _state_name(start, where(path, line), "start =")
     builder.start_at(_known(builder, state, where(path, line), "start"), mpq(1), line)

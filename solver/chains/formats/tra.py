@@ -32,6 +32,7 @@ and continuous-time chains (``ctmc``, ``ma``, or rates above 1) are refused by n
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterator
@@ -39,7 +40,8 @@ from pathlib import Path
 
 from ladders.solver.chains.formats import Loaded
 from ladders.solver.chains.model import (MAX_STATES, MAX_TRANSITIONS, ChainBuilder, ChainError,
-                                         check_name, parse_exact, where)
+                                         ascii_digits, brief, check_name, parse_exact,
+                                         where)
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".tra",)
@@ -66,7 +68,7 @@ _PRISM_LABEL = re.compile(r'(\d+)="([^"]*)"')
 def _records(path: Path) -> Iterator[tuple[int, str, list[str]]]:
     """``(line number, line, tokens)`` of every line of ``path`` that is not blank."""
     try:
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8-sig") as fh:
             for number, raw in enumerate(fh, start=1):
                 tokens = raw.split()
                 if tokens:
@@ -78,7 +80,7 @@ def _records(path: Path) -> Iterator[tuple[int, str, list[str]]]:
 
 
 def _int(token: str, at: str, what: str) -> int:
-    if not token.isdigit():
+    if not ascii_digits(token):
         raise ChainError(f"{at}: {what} {token[:40]!r} is not a state number (0, 1, ...)")
     return int(token)
 
@@ -162,10 +164,13 @@ def load(path: str) -> Loaded:
     for i, total in sums.items():
         if total != 1:
             raise ChainError(f"{where(path, row_line[i])}: the transitions from state {i} sum to "
-                             f"{total} (~{float(total):.6g}), not 1{_sum_hint(total)}")
+                             f"{brief(total)}, not 1{_sum_hint(total)}")
     _state_rewards(tra.with_suffix(".srew"), declared is not None, builder)
-    _labels(tra.with_suffix(".lab"), builder, states, initial, path)
-    return Loaded(builder.build())
+    note = _labels(tra.with_suffix(".lab"), builder, states, initial, path)
+    chain = builder.build()
+    if note:
+        chain = dataclasses.replace(chain, notes=chain.notes + (note,))
+    return Loaded(chain)
 
 
 def _mdp_hint(tokens: list[str]) -> str:
@@ -195,20 +200,21 @@ def _header(records: Iterator[tuple[int, str, list[str]]],
             if m and m.group(1).lower() != "dtmc":
                 raise ChainError(f"{at}: {REFUSED.get(m.group(1).lower(), m.group(1))}")
             continue
-        if len(tokens) == 1 and not tokens[0].isdigit():
+        if len(tokens) == 1 and not ascii_digits(tokens[0]):
             kind = tokens[0].lower()
             if kind == "dtmc":
                 return None, None
             raise ChainError(f"{at}: {REFUSED.get(kind, f'an unknown model type {kind[:20]!r}')}")
-        if len(tokens) == 2 and all(t.isdigit() for t in tokens):
+        if len(tokens) == 2 and all(ascii_digits(t) for t in tokens):
             n, m = int(tokens[0]), int(tokens[1])
             if n > MAX_STATES:
                 raise ChainError(f"{at}: {n:,} states; the limit of one chain is {MAX_STATES:,}")
             if m > MAX_TRANSITIONS:
                 raise ChainError(f"{at}: {m:,} transitions; the limit of one chain is "
                                  f"{MAX_TRANSITIONS:,}")
+            _plausible(path, at, n, m)
             return (n, m, number), None
-        if len(tokens) in (3, 4) and all(t.isdigit() for t in tokens) and _counts(tokens):
+        if len(tokens) in (3, 4) and all(ascii_digits(t) for t in tokens) and _counts(tokens):
             raise ChainError(f"{at}: the header '{line[:60]}' (states choices transitions) is of "
                              f"{REFUSED['mdp' if len(tokens) == 3 else 'pomdp']}")
         if len(tokens) == 3:
@@ -218,14 +224,34 @@ def _header(records: Iterator[tuple[int, str, list[str]]],
     raise ChainError(f"{path}: no transitions; the file is empty")
 
 
+#: Fewest bytes a transition line takes (``"0 1 1\n"``).
+_LINE_BYTES = 6
+
+
+def _plausible(path: str, at: str, n: int, m: int) -> None:
+    """Refuse at once a header that declares far more than the file can hold (a
+    40-byte file declaring 20 million states would otherwise cost minutes and
+    gigabytes before its count is found wrong): ``m`` transition lines need
+    :data:`_LINE_BYTES` bytes each, and they name at most ``2 m`` states (a chain of
+    one state may have none)."""
+    size = Path(path).stat().st_size
+    if m * _LINE_BYTES > size:
+        raise ChainError(f"{at}: the header declares {m:,} transitions, and the file's {size:,} "
+                         f"bytes hold at most {size // _LINE_BYTES:,}; the file is cut short or "
+                         "the header is wrong")
+    if n > max(2 * m, 1):
+        raise ChainError(f"{at}: the header declares {n:,} states, and its {m:,} transitions "
+                         f"name at most {max(2 * m, 1):,}; correct the header")
+
+
 def _check_count(path: str, line: int, what: str, declared: int, given: int) -> None:
     """A header's count against the lines the file holds: a truncated file (a copy
     cut short, a disk that filled) would otherwise read as a chain whose missing rows
     are absorbing states."""
     if declared != given:
+        state = "cut short" if given < declared else "longer than its header"
         raise ChainError(f"{where(path, line)}: the header declares {declared:,} {what} and the "
-                         f"file gives {given:,}; the file is {'cut short' if given < declared else 'longer than its header'}: "
-                         "export it again")
+                         f"file gives {given:,}; the file is {state}: export it again")
 
 
 def _counts(tokens: list[str]) -> bool:
@@ -252,7 +278,7 @@ def _transition_rewards(path: Path, counted: bool) -> dict[tuple[int, int], tupl
         if tokens[0].startswith("#"):
             name = _reward_name(line, name)
             continue
-        if header or (len(tokens) == 1 and not tokens[0].isdigit()):
+        if header or (len(tokens) == 1 and not ascii_digits(tokens[0])):
             if header:
                 count = _declared_entries(tokens, number, at, "'states transitions'")
             header = False
@@ -273,7 +299,7 @@ def _transition_rewards(path: Path, counted: bool) -> dict[tuple[int, int], tupl
 def _declared_entries(tokens: list[str], number: int, at: str, form: str) -> tuple[int, int]:
     """The line and the entry count of a reward file's PRISM header (``states
     entries``)."""
-    if len(tokens) != 2 or not all(t.isdigit() for t in tokens):
+    if len(tokens) != 2 or not all(ascii_digits(t) for t in tokens):
         raise ChainError(f"{at}: expected the header {form}, found {' '.join(tokens)[:60]!r}")
     return number, int(tokens[1])
 
@@ -309,8 +335,12 @@ def _state_rewards(path: Path, counted: bool, builder: ChainBuilder) -> None:
 
 
 def _labels(path: Path, builder: ChainBuilder, states: _States,
-            initial: list[tuple[int, int]], tra: str) -> None:
-    """The labels of the ``.lab`` file (PRISM's or Storm's) and the start."""
+            initial: list[tuple[int, int]], tra: str) -> str | None:
+    """The labels of the ``.lab`` file (PRISM's or Storm's) and the start; a note where
+    the start is state 0 for want of an ``init`` label."""
+    if path.exists() and not path.is_file():
+        raise ChainError(f"{path}: not a regular file; the labels of {Path(tra).name} are a "
+                         ".lab file beside it")
     members: dict[str, list[int]] = {}
     lines: dict[str, int] = {}          # label -> the line declaring it
     names: dict[str, str] = {}          # how the file refers to a label -> its name
@@ -359,8 +389,12 @@ def _labels(path: Path, builder: ChainBuilder, states: _States,
             raise ChainError(f"{where(tra, initial[0][1])}: the initial states here ({listed[:5]}) "
                              f"are not those labelled init in {path.name} ({starts[:5]})")
         starts = listed
+    note = None
     if starts is None:
         starts = [states(0, 1)]
+        why = (f"no {path.name} beside {Path(tra).name}: no labels" if not path.is_file()
+               else f"{path.name} labels no state init")
+        note = f"{why}, so the start is state 0 (as PRISM has it)"
     if not starts:
         raise ChainError(f"{path}: no state is labelled init; label the start state init")
     if len(starts) > 1:
@@ -370,3 +404,4 @@ def _labels(path: Path, builder: ChainBuilder, states: _States,
                          "start: keep one init state, or write the chain in TOML with a start "
                          "distribution")
     builder.start_at(starts[0], mpq(1))
+    return note

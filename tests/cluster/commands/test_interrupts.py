@@ -115,10 +115,11 @@ def test_a_second_ctrl_c_stops_the_first_compile_at_once(tmp_path: Path) -> None
 def test_a_stop_while_the_local_cluster_starts_ends_with_75(tmp_path: Path, how: str) -> None:
     """A Ctrl-C while the local cluster starts was dropped (the run went on to exit 0);
     a SIGTERM to the process group killed the starting workers and ended in "internal
-    error: Nanny failed to start" (exit 1). Both are a stop: exit 75, a resumable store."""
-    store = tmp_path / "run"
+    error: Nanny failed to start" (exit 1). Both are a stop: exit 75, a resumable store,
+    whose resume writes the --output the solve was given (issue 55: it forgot it)."""
+    store, output = tmp_path / "run", tmp_path / "answer.json"
     proc = start(["solve", "tiny10", "-k", "3", "--checkpoint", str(store), "--workers", "1",
-                  "--batch-primes", "1", "--seed", "5"])
+                  "--batch-primes", "1", "--seed", "5", "--output", str(output)])
     try:
         said = Lines(proc)
         while not forkserver_started(proc.pid):
@@ -135,9 +136,17 @@ def test_a_stop_while_the_local_cluster_starts_ends_with_75(tmp_path: Path, how:
     text = "\n".join(lines)
     assert proc.returncode == EXIT_INTERRUPTED, text
     assert f"ladders resume {store}" in text and "error" not in text and "Traceback" not in text
+    if how != "SIGINT":  # a SIGTERM's stop is not called a Ctrl-C
+        assert "Ctrl-C again" not in text, text
     status = subprocess.run(LADDERS + ["status", str(store), "--json"], capture_output=True,
                             text=True, timeout=120)
     assert json.loads(status.stdout)["state"] == "interrupted"
+    assert not output.exists()
+    resumed = subprocess.run(LADDERS + ["resume", str(store)], capture_output=True, text=True,
+                             timeout=300, cwd=tmp_path.parent)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"output: {output} (as 'ladders solve --output' asked" in resumed.stderr
+    assert json.loads(output.read_text())["players"] == 3
 
 
 def test_a_batch_run_says_what_it_waits_for_what_a_stop_drops_and_what_it_resumes(

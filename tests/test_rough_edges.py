@@ -1,0 +1,181 @@
+"""The rough edges of issue 55 that a new user and a hostile probe found, each through
+the real CLI (subprocess) or the API: a byte-order mark, doubled braces, plural verbs,
+options ignored in silence, digits of other scripts, tiny files declaring huge sizes,
+a start chosen in silence, long fractions in messages, run stores of chains that forget
+where their files are or name their answers wrongly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import ladders
+from ladders.solver.chains.formats import load_chain
+from ladders.solver.chains.model import ChainError, chain_from_rows, parse_exact
+from ladders.solver.exact import mpq
+from test_hostile import ladders as cli
+from test_hostile import refused
+
+FIXTURES = Path(__file__).parent / "solver" / "chains" / "formats" / "fixtures"
+RUIN_TRA = "5 8\n0 0 1\n1 0 2/3\n1 2 1/3\n2 1 2/3\n2 3 1/3\n3 2 2/3\n3 4 1/3\n4 4 1\n"
+RUIN_LAB = '0="init" 1="goal"\n2: 0\n4: 1\n'
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------- reading files
+@pytest.mark.parametrize("name, text", [
+    ("ruin.toml", (Path(__file__).parents[1] / "docs" / "examples" / "ruin.toml").read_text()),
+    ("ruin.tra", RUIN_TRA),
+    ("die.prism", (FIXTURES / "die.prism").read_text()),
+])
+def test_a_byte_order_mark_is_read_as_nothing(tmp_path: Path, name: str, text: str) -> None:
+    """Editors on Windows start UTF-8 files with U+FEFF; it read as a syntax error at
+    line 1, column 1."""
+    plain = load_chain(str(write(tmp_path / name, text))).chain
+    marked = load_chain(str(write(tmp_path / f"bom-{name}", b"\xef\xbb\xbf" + text.encode()))).chain
+    assert marked.digest() == plain.digest()
+
+
+def test_toml_hints_print_single_braces(tmp_path: Path) -> None:
+    line = refused(cli("solve", str(write(tmp_path / "c.toml", 'start = "a"\n[transitions]\n'))))
+    assert '{ "b" = "1/2"' in line and "{{" not in line
+    line = refused(cli("solve", str(write(tmp_path / "d.toml",
+                                          '[transitions]\n"a" = { "a" = 1 }\n'))))
+    assert 'start = { "a" = "1/2"' in line and "{{" not in line
+
+
+def test_one_option_is_singular_and_players_are_not_ignored(tmp_path: Path) -> None:
+    chain = str(Path(__file__).parents[1] / "docs" / "examples" / "ruin.toml")
+    refused(cli("solve", "hasbro", "--target", "goal"), "--target is for chain files")
+    refused(cli("solve", chain, "--rule", "bounce", "--die", "4"), "--rule, --die are for boards")
+    refused(cli("solve", chain, "--players", "3"), "--players is for boards")
+    refused(cli("simulate", chain, "-k", "2", "--games", "10"), "--players is for boards")
+
+
+def test_an_empty_properties_file_is_refused(tmp_path: Path) -> None:
+    empty = write(tmp_path / "empty.props", "// nothing asked\n")
+    refused(cli("solve", str(FIXTURES / "die.prism"), "--properties", str(empty)),
+            "empty.props asks no property")
+
+
+def test_only_ascii_digits_and_a_sign_on_the_numerator() -> None:
+    assert parse_exact("1/2") == mpq(1, 2) and parse_exact("-1/2") == mpq(-1, 2)
+    for text in ("-1/-2", "1/-2", "\u0661/2", "1/\u0662", "\u0663.5"):
+        with pytest.raises(ValueError, match="not an exact number"):
+            parse_exact(text)
+
+
+def test_a_state_number_in_another_script_is_refused(tmp_path: Path) -> None:
+    # U+0663 ARABIC-INDIC DIGIT THREE: Python's isdigit and int take it for 3
+    text = RUIN_TRA.replace("3 4 1/3", "\u0663 4 1/3")
+    with pytest.raises(ChainError, match="not a state number"):
+        load_chain(str(write(tmp_path / "arabic.tra", text)))
+
+
+def test_an_indented_comment_in_a_drn_body(tmp_path: Path) -> None:
+    lines = (FIXTURES / "die.drn").read_text().splitlines(keepends=True)
+    at = next(k for k, line in enumerate(lines) if line.startswith("state 3"))
+    indented = "".join(lines[:at] + ["\t// a comment, indented\n"] + lines[at:])
+    plain = load_chain(str(FIXTURES / "die.drn")).chain
+    assert load_chain(str(write(tmp_path / "c.drn", indented))).chain.digest() == plain.digest()
+
+
+def test_a_long_row_sum_is_shown_short(tmp_path: Path) -> None:
+    """A row of many sevenths, one of them wrong, summed to a fraction of thousands of
+    digits in the message."""
+    primes = [p for p in range(3, 2000) if all(p % q for q in range(2, int(p ** 0.5) + 1))][:400]
+    row = ", ".join(f'"t{p}" = "1/{p}"' for p in primes)
+    text = f'start = "s"\n[transitions]\n"s" = {{ {row} }}\n'
+    line = refused(cli("solve", str(write(tmp_path / "long.toml", text))), "sum to ~", "digits")
+    assert len(line) < 400, line
+
+
+def test_the_api_names_a_wrong_board() -> None:
+    with pytest.raises(TypeError, match="not NoneType"):
+        ladders.solve(None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- sizes
+def test_a_tiny_tra_declaring_millions_is_refused_at_once(tmp_path: Path) -> None:
+    """Refused at the header: before, 3 minutes and 9.3 GB (the .tra), 44 s and 5.6 GB
+    (the DRN)."""
+    refused(cli("solve", str(write(tmp_path / "huge.tra", "20000000 5\n0 0 1\n"))),
+            "declares 5 transitions", "hold at most")
+    refused(cli("solve", str(write(tmp_path / "wide.tra", "20000000 1\n0 0 1\n"))),
+            "declares 20,000,000 states", "name at most 2")
+    head = ("@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n20000000\n@nr_choices\n"
+            "20000000\n@model\nstate 0 init\n\taction 0\n\t\t0 : 1\n")
+    refused(cli("solve", str(write(tmp_path / "huge.drn", head))), "@nr_states declares 20,000,000")
+
+
+# ---------------------------------------------------------------- the start
+def test_a_start_chosen_for_want_of_init_is_said(tmp_path: Path) -> None:
+    tra = write(tmp_path / "ruin.tra", RUIN_TRA)
+    assert "no ruin.lab beside ruin.tra" in load_chain(str(tra)).chain.notes[-1]
+    write(tmp_path / "ruin.lab", '0="goal"\n4: 0\n')
+    assert "ruin.lab labels no state init" in load_chain(str(tra)).chain.notes[-1]
+    (tmp_path / "ruin.lab").unlink()
+    (tmp_path / "ruin.lab").mkdir()
+    with pytest.raises(ChainError, match="not a regular file"):
+        load_chain(str(tra))
+
+
+# ---------------------------------------------------------------- run stores
+M3 = """dtmc
+module m
+  s : [0..3];
+  [] s=0 -> 1/2:(s'=1) + 1/2:(s'=3);
+  [] s=1 -> (s'=1);
+  [] s=2 -> (s'=3);
+  [] s=3 -> true;
+endmodule
+init s=0 | s=2 endinit
+label "goal" = s=3;
+"""
+
+
+def test_a_chain_store_keeps_its_files_and_names_its_answers(tmp_path: Path) -> None:
+    """The properties file given relative is found again from another folder; moved, it
+    is named and the store called intact; status and verify name the least over the
+    initial states (1/2), not the average the system solves for (3/4)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    write(folder / "m3.prism", M3)
+    write(folder / "m3.props", '"pmin": filter(min, P=? [ F "goal" ], "init");\n')
+    store = tmp_path / "run"
+    proc = cli("solve", "m3.prism", "--properties", "m3.props", "--engine", "crt", "--workers",
+               "1", "--checkpoint", str(store), cwd=folder, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads((store / "run.json").read_text())
+    assert run["problem"]["source"]["properties"] == str(folder / "m3.props")
+    status = cli("status", str(store), cwd=tmp_path)
+    assert "answer    pmin = 1/2" in status.stdout, status.stdout
+    verify = cli("verify", str(store), "--json", cwd=tmp_path, timeout=300)
+    assert json.loads(verify.stdout)["answers"] == {"pmin": "1/2"}
+    (folder / "m3.props").rename(folder / "moved.props")
+    line = refused(cli("verify", str(store), cwd=tmp_path), "no such properties file")
+    assert "intact" in line and "delete" not in line
+
+
+def test_where_a_chain_ends_is_named_in_its_complete_record(tmp_path: Path) -> None:
+    chain = chain_from_rows("coin", ["s", "h", "t"], [{1: mpq(1, 2), 2: mpq(1, 2)}, {1: 1}, {2: 1}],
+                            labels={"heads": [1]})
+    path = write(tmp_path / "coin.toml", 'start = "s"\n[transitions]\n'
+                 '"s" = { "h" = "1/2", "t" = "1/2" }\n"h" = { "h" = 1 }\n"t" = { "t" = 1 }\n'
+                 '[labels]\nheads = ["h"]\n')
+    assert ladders.solve(chain).answers == {"heads": mpq(1, 2), "t": mpq(1, 2), "steps": 1}
+    store = tmp_path / "run"
+    proc = cli("solve", str(path), "--engine", "crt", "--workers", "1", "--checkpoint",
+               str(store), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    complete = json.loads((store / "COMPLETE.json").read_text())
+    assert complete["answers"] == {"heads": "1/2", "t": "1/2", "steps": "1"}
