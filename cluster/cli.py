@@ -111,13 +111,16 @@ class LaddersGroup(click.Group):
 
 
 @click.group(cls=LaddersGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="Example: ladders solve hasbro --players 2")
+             epilog="Examples: ladders solve hasbro --players 2;  ladders solve ruin.toml;  "
+                    "ladders solve brp.prism --properties brp.props --constants N=16,MAX=2")
 @click.version_option(package_name="ladders", prog_name="ladders")
 def cli() -> None:
-    """Exact answers for Chutes and Ladders, Snakes and Ladders and Another Game.
+    """Exact answers for Chutes and Ladders, Snakes and Ladders, Another Game, and any
+    absorbing Markov chain: a chain file of your own (TOML), PRISM's explicit .tra/.lab,
+    Storm's DRN, or a PRISM (or JANI) model with its properties file.
 
-    Every probability is an exact fraction (all digits), with Markov bounds and Monte
-    Carlo to check it against.
+    Every probability is an exact fraction (all digits), checked against Markov bounds
+    and solved again modulo a prime, with Monte Carlo beside it.
     """
 
 

@@ -502,9 +502,11 @@ def plot_seats(results: list[dict[str, Any]]) -> Figure:
     colors = [BLUE, ORANGE, VERMILLION, SKY, GREY, "#009E73"]
     width = 0.8 / max(r["players"] for r in results)
     labels = []
+    highest = 0.0
     for i, r in enumerate(results):
         k = r["players"]
         values = [float(str_to_fraction(s["exact"])) for s in r["seats"]]
+        highest = max(highest, *values)
         for j, v in enumerate(values):
             x = i + (j - (k - 1) / 2) * width
             left.bar(x, v, width * 0.92, color=colors[j])
@@ -516,8 +518,10 @@ def plot_seats(results: list[dict[str, Any]]) -> Figure:
     left.set_ylabel("exact win probability (dotted: the fair share 1/k)")
     from matplotlib.patches import Patch
     most = max(r["players"] for r in results)
+    # headroom above the bars and their rotated values, where the legend sits in one row
+    left.set_ylim(0, highest * 1.5)
     left.legend([Patch(color=colors[j]) for j in range(most)], [f"seat {j + 1}" for j in range(most)],
-                fontsize=8, ncol=2, loc="upper right")
+                fontsize=8, ncol=most, loc="upper center")
     left.set_title("Each seat's chance to win", fontsize=11)
     edges = [float(str_to_fraction(r["seats"][0]["exact"])) - 1 / r["players"] for r in results]
     right.bar(range(len(results)), [100 * e for e in edges], color=BLUE)

@@ -195,6 +195,11 @@ def test_a_command_of_the_docs_runs(block: Block, line: str, folders: dict[str, 
 def test_a_python_block_of_the_docs_runs(block: Block, text: str, folders: dict[str, Path],
                                          tmp_path_factory: pytest.TempPathFactory) -> None:
     where = folder(folders, block, tmp_path_factory)
+    for name in ("brp.prism", "brp.props"):
+        if name in text and not (where / name).exists():
+            pytest.skip(f"needs {name}: the QVBS models (LADDERS_QVBS={QVBS} has none)")
+    if "import stormpy" in text:
+        pytest.importorskip("stormpy")
     (where / "block.py").write_text(text)
     limit = None if left_out(text) else COMMAND_LIMIT_S
     proc = subprocess.run([sys.executable, "block.py"], cwd=where, capture_output=True,

@@ -6,6 +6,7 @@ heights, image arrays, patch sizes, line data) and compares it with the solver's
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -241,6 +242,16 @@ def test_seats_plot_reads_solve_outputs(tmp_path: Path) -> None:
     fig = plots.plot_seats([json.loads(Path(tmp_path / "r2.json").read_text())])
     heights = [bar.get_height() for bar in fig.axes[0].patches]
     assert heights == [float(mpq(30799, 57720)), float(1 - mpq(30799, 57720))]
+    # every value written over a bar lies inside the axes (the highest ran off the top)
+    # and the legend covers none of them
+    both = plots.plot_seats([json.loads((tmp_path / "r2.json").read_text()),
+                             json.loads(gzip.decompress((tmp_path / "r3.json.gz").read_bytes()))])
+    renderer = both.canvas.get_renderer()
+    axes = both.axes[0]
+    frame, legend = axes.get_window_extent(renderer), axes.get_legend().get_window_extent(renderer)
+    written = [t.get_window_extent(renderer) for t in axes.texts]
+    assert len(written) == 5 and all(box.y1 <= frame.y1 for box in written)
+    assert not any(legend.overlaps(box) for box in written)
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     line = fail_plot("seats", "--result", str(bad), "-o", str(out))
