@@ -50,7 +50,7 @@ from typing import Any
 from ladders.checkpoints.backend import Backend, open_backend
 from ladders.checkpoints.errors import StoreError, damaged_store
 from ladders.checkpoints.files import compact_json
-from ladders.checkpoints.locks import StoreLock, identity, parse_lock
+from ladders.checkpoints.locks import StoreLock, driver_gone, identity, parse_lock
 from ladders.checkpoints.manifests import (HISTORY, PAGE, Manifest, ManifestState, Survey,
                                           manifest_key, page_key)
 from ladders.checkpoints.segments import RowsCache, SegmentRef, read_segment, write_segment
@@ -138,6 +138,10 @@ class RunStore:
         if backend.exists("run.json"):
             raise StoreError(f"{backend.url} already holds a run: use 'ladders resume "
                              f"{backend.url}' or choose another --checkpoint folder")
+        if not backend.is_empty() and _dead_creator(backend) is not None:
+            # a solve killed while it created a store here (SIGKILL, a power cut): no
+            # run.json, so nothing of it can be resumed; everything here is its own
+            backend.remove_all()
         if not backend.is_empty():
             raise StoreError(_being_created(backend) or f"{backend.url} is not empty and holds no "
                              "run (or another solve is creating one there right now); choose "
@@ -174,6 +178,12 @@ class RunStore:
         try:
             raw = backend.read("run.json")
         except FileNotFoundError:
+            dead = _dead_creator(backend)
+            if dead is not None:
+                raise StoreError(f"{backend.url}: the solve that was creating a run here (pid "
+                                 f"{dead['pid']}) was stopped before its store was complete, so "
+                                 "there is nothing to resume; run that solve again with the same "
+                                 "--checkpoint: it starts over here") from None
             raise StoreError(f"{backend.url}: no run store here (no run.json); start one with "
                              "'ladders solve BOARD --checkpoint DIR'") from None
         except OSError as exc:
@@ -591,6 +601,17 @@ class RunStore:
         if digest is not None and digest != _seats_digest(data["seats"]):
             raise StoreError(f"{where}: damaged: the seats do not match their digest; {way_out}")
         return data
+
+
+def _dead_creator(backend: Backend) -> dict[str, Any] | None:
+    """The LOCK of a solve that was creating a store here and is gone (it ran on this
+    host and its process is not running: :func:`~ladders.checkpoints.locks.driver_gone`),
+    or None (no such LOCK, or its creator may be alive)."""
+    try:
+        holder = parse_lock(backend.read("LOCK"))
+    except FileNotFoundError:
+        return None
+    return holder if holder.get("creating") and driver_gone(holder) else None
 
 
 def _being_created(backend: Backend) -> str | None:

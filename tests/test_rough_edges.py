@@ -7,6 +7,7 @@ where their files are or name their answers wrongly."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,26 @@ def test_where_a_chain_ends_is_named_in_its_complete_record(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     complete = json.loads((store / "COMPLETE.json").read_text())
     assert complete["answers"] == {"heads": "1/2", "t": "1/2", "steps": "1"}
+
+
+def test_a_store_whose_creator_was_killed_is_taken_over(tmp_path: Path) -> None:
+    """A solve killed with SIGKILL while it created its store left a LOCK saying it was
+    creating one: resume said there was no store, solve blamed the dead creator."""
+    import subprocess
+    import sys
+
+    from ladders.checkpoints.locks import identity
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    store = tmp_path / "run"
+    store.mkdir()
+    claim = {**identity(), "pid": int(gone.stdout), "since": time.time(), "creating": True}
+    claim.pop("start_ticks", None)
+    write(store / "LOCK", json.dumps(claim))
+    write(store / "plan.json", "{}")   # what the creator wrote before it was killed
+    refused(cli("resume", str(store)), "was stopped before its store was complete",
+            "run that solve again")
+    proc = cli("solve", "tiny10", "-k", "3", "--engine", "crt", "--workers", "1",
+               "--checkpoint", str(store), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((store / "COMPLETE.json").read_text())["answers"]["seat 1"]
