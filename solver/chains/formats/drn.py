@@ -89,6 +89,9 @@ class _Header:
 #: Fewest bytes a state takes in the model (``"state 0\n"``): a count far beyond the
 #: file is refused before millions of states are made.
 _STATE_BYTES = 8
+#: Declared states up to this many are made and then counted (the error names what
+#: the file gives).
+_COUNT_FIRST = 100_000
 
 
 def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
@@ -146,7 +149,7 @@ def _header(lines: Iterator[tuple[int, str]], path: str) -> _Header:
                     raise ChainError(f"{where(path, number + 1)}: {h.states:,} states; the limit "
                                      f"of one chain is {MAX_STATES:,}")
                 size = Path(path).stat().st_size
-                if h.states * _STATE_BYTES > size:
+                if h.states > _COUNT_FIRST and h.states * _STATE_BYTES > size:
                     raise ChainError(f"{where(path, number + 1)}: @nr_states declares "
                                      f"{h.states:,} states, and the file's {size:,} bytes hold "
                                      f"at most {size // _STATE_BYTES:,}; the file is cut short "

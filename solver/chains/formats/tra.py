@@ -226,6 +226,9 @@ def _header(records: Iterator[tuple[int, str, list[str]]],
 
 #: Fewest bytes a transition line takes (``"0 1 1\n"``).
 _LINE_BYTES = 6
+#: Declared counts up to this size are read and then counted (the error names what
+#: the file gives); beyond, a header the file cannot hold is refused before reading.
+_COUNT_FIRST = 100_000
 
 
 def _plausible(path: str, at: str, n: int, m: int) -> None:
@@ -234,6 +237,8 @@ def _plausible(path: str, at: str, n: int, m: int) -> None:
     gigabytes before its count is found wrong): ``m`` transition lines need
     :data:`_LINE_BYTES` bytes each, and they name at most ``2 m`` states (a chain of
     one state may have none)."""
+    if max(n, m) <= _COUNT_FIRST:
+        return
     size = Path(path).stat().st_size
     if m * _LINE_BYTES > size:
         raise ChainError(f"{at}: the header declares {m:,} transitions, and the file's {size:,} "
