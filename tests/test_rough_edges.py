@@ -203,3 +203,24 @@ def test_a_store_whose_creator_was_killed_is_taken_over(tmp_path: Path) -> None:
                "--checkpoint", str(store), timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((store / "COMPLETE.json").read_text())["answers"]["seat 1"]
+
+
+# ---------------------------------------------------------------- pieces that meet
+def test_every_board_command_takes_meet(tmp_path: Path) -> None:
+    """plan, show, bounds and plot had no --meet (a bump race could not be sized); the
+    choices are the games' own rules in every command."""
+    from ladders.cluster.cli import cli as group
+    from ladders.solver.games import MEETS
+    for name in ("solve", "simulate", "plan", "show", "bounds", "plot"):
+        option = next(p for p in group.commands[name].params if p.name == "meet")
+        assert tuple(option.type.choices) == MEETS, name
+    shown = json.loads(cli("show", "tiny10", "--meet", "bump", "--json").stdout)
+    assert shown["meet"] == "bump"
+    plan = json.loads(cli("plan", "tiny10", "-k", "3", "--meet", "bump", "--json").stdout)
+    assert plan["states"] == 907 and plan["unknowns"] == 904 and plan["engine"] == "elimination"
+    solved = ladders.solve(ladders.load_board("tiny10", meet="bump"), players=2).answers
+    bounds = json.loads(cli("bounds", "tiny10", "--meet", "bump", "--digits", "8", "--json").stdout)
+    seat = bounds["seats"][0]
+    assert mpq(seat["lower"]) <= solved["seat 1 wins"] <= mpq(seat["upper"])
+    refused(cli("plot", "convergence", "tiny10", "--meet", "bump", "-o", str(tmp_path / "c.png")),
+            "'ladders solve tiny10 --meet bump'")

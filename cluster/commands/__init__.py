@@ -54,12 +54,23 @@ def board_options(func: Any) -> Any:
     return click.argument("board")(func)
 
 
+def meet_option(func: Any) -> Any:
+    """``--meet``: the rule for pieces that meet, one of
+    :data:`ladders.solver.games.MEETS` (overrides a board file's ``meet``)."""
+    from ladders.solver.games import MEETS
+    return click.option("--meet", type=click.Choice(MEETS), default=None,
+                        help="Boards: what happens when pieces meet (bump: a piece that lands "
+                        "on others sends them back to the start; the race is one joint chain) "
+                        "[default: the board's own, else none].")(func)
+
+
 def json_option(func: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True,
                         help="Print one JSON document on stdout (progress goes to stderr).")(func)
 
 
-def open_board(board: str, rule: str | None, die: int | None):  # -> Board
+def open_board(board: str, rule: str | None, die: int | None,
+               meet: str | None = None):  # -> Board
     """The board BOARD names, with the overrides; a chain file is refused by name (a
     board command cannot answer it)."""
     from ladders.solver.chains.formats import format_of
@@ -67,7 +78,7 @@ def open_board(board: str, rule: str | None, die: int | None):  # -> Board
     if format_of(board) is not None:
         raise click.UsageError(f"{board} is a chain file: 'ladders solve' and 'ladders simulate' "
                                "answer chains; this command is for boards")
-    return with_overrides(load_board(board), rule=rule, die=die)
+    return with_overrides(load_board(board), rule=rule, die=die, meet=meet)
 
 
 def short(text: str, keep: int = 40) -> str:

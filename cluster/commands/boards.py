@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from ladders.cluster.commands import EPILOG_BOARD, board_options, emit, json_option, open_board
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, meet_option,
+                                      open_board)
 
 
 @click.command()
@@ -29,18 +30,19 @@ def boards(as_json: bool) -> None:
 
 @click.command()
 @board_options
+@meet_option
 @json_option
-def show(board: str, rule: str | None, die: int | None, as_json: bool) -> None:
+def show(board: str, rule: str | None, die: int | None, meet: str | None, as_json: bool) -> None:
     """Show BOARD after checking it (every error names the file and line).
 
-    Example: ladders show hasbro --rule bounce
+    Example: ladders show hasbro --rule bounce --meet bump
     """
     from ladders.solver.games.board import reachable_squares
-    b = open_board(board, rule, die)
+    b = open_board(board, rule, die, meet)
     # the squares, not the chain: a die of 1,000 on 20,000 squares is 20 million moves
     states = len(reachable_squares(b) - {b.end})
     data = {"name": b.name, "start": b.start, "end": b.end, "die": b.die, "rule": b.rule,
-            "jumps": [list(j) for j in b.jumps], "transient_squares": states}
+            "meet": b.meet, "jumps": [list(j) for j in b.jumps], "transient_squares": states}
     emit(data, as_json, b.describe() + f"\nstates   {states} squares a piece can "
          "stand on before the end\ncheck    ok: every reachable square can finish")
 

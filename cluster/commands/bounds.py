@@ -7,12 +7,13 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
-                                       players_option, task_bar)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option,
+                                       meet_option, open_board, players_option, task_bar)
 
 
 @click.command()
 @board_options
+@meet_option
 @players_option()
 @click.option("--moves", type=click.IntRange(min=0), default=None,
               help="Bounds after N throws per player (at most the moves whose bounds are "
@@ -21,8 +22,8 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
               help="Smallest N whose lower and upper bounds agree to D decimals (D <= 100,000; "
               "the search stops at the --moves limit).")
 @json_option
-def bounds(board: str, rule: str | None, die: int | None, players: int, moves: int | None,
-           digits: int | None, as_json: bool) -> None:
+def bounds(board: str, rule: str | None, die: int | None, meet: str | None, players: int,
+           moves: int | None, digits: int | None, as_json: bool) -> None:
     """Exact Markov bounds lower(n) <= P <= upper(n) on the win probability of each seat.
 
     With --digits D the search stops where lower and upper agree to D decimals, or
@@ -44,7 +45,7 @@ def bounds(board: str, rule: str | None, die: int | None, players: int, moves: i
     t0 = time.perf_counter()
     if (moves is None) == (digits is None):
         raise click.UsageError("give exactly one of --moves N or --digits D")
-    opened = open_board(board, rule, die)
+    opened = open_board(board, rule, die, meet)
     if opened.meet != "none":
         return meeting_bounds(opened, players, moves, digits, as_json, t0)
     chain = build_chain(opened)

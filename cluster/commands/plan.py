@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
-                                      players_option)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, meet_option,
+                                      open_board, players_option)
 
 
 @click.command()
 @board_options
+@meet_option
 @players_option()
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Workers to size the engines that run on a cluster for (per-worker figures "
@@ -23,8 +24,8 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
               help="Plan as 'ladders solve --force' would run: an engine that one machine's "
               "memory refuses is planned anyway, and the verdict says what it needs.")
 @json_option
-def plan(board: str, rule: str | None, die: int | None, players: int, workers: int,
-         per_machine: int | None, force: bool, as_json: bool) -> None:
+def plan(board: str, rule: str | None, die: int | None, meet: str | None, players: int,
+         workers: int, per_machine: int | None, force: bool, as_json: bool) -> None:
     """Dry run: how big an exact race is and what each engine would cost, before solving.
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
@@ -47,12 +48,13 @@ def plan(board: str, rule: str | None, die: int | None, players: int, workers: i
       ladders plan hasbro --players 2 --json
       ladders plan hasbro --players 5 --workers 256 --per-machine 16
       ladders plan hasbro --players 6 --workers 256 --force
+      ladders plan hasbro --players 3 --meet bump       # pieces that meet: one joint chain
     """
     from ladders.cluster.engines import busy_note, engines, human_seconds, verdict
     from ladders.solver.estimate import race_figures
     from ladders.solver.games.chain import build_chain
     from ladders.solver.problem import Problem
-    opened = open_board(board, rule, die)
+    opened = open_board(board, rule, die, meet)
     if opened.meet != "none":
         return meeting_plan(opened, players, as_json)
     chain = build_chain(opened)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import EPILOG_BOARD, emit, json_option, open_board
+from ladders.cluster.commands import EPILOG_BOARD, emit, json_option, meet_option, open_board
 from ladders.cluster.errors import EXIT_BAD_INPUT
 
 PLOT_KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
@@ -15,10 +15,10 @@ PLOT_KINDS = ("board", "lengths", "diagonal", "convergence", "coins", "seats")
 # Which of the kind-specific options each KIND reads: any other one given is refused,
 # not silently ignored.
 _PLOT_OPTIONS = {
-    "board": {"rule", "die"},
-    "lengths": {"rule", "die", "throws", "games", "seed"},
-    "diagonal": {"rule", "die", "throws"},
-    "convergence": {"rule", "die", "throws", "games", "seed", "players"},
+    "board": {"rule", "die", "meet"},
+    "lengths": {"rule", "die", "throws", "games", "seed", "meet"},
+    "diagonal": {"rule", "die", "throws", "meet"},
+    "convergence": {"rule", "die", "throws", "games", "seed", "players", "meet"},
     "coins": {"coins_a", "coins_b", "pot"},
     "seats": {"results"},
 }
@@ -65,11 +65,12 @@ class _PlotSetupError(click.ClickException):
               help="Resolution of a PNG (dots per inch).")
 @click.option("--palette", is_flag=True,
               help="PNG with a 256-colour palette: looks the same, about a third of the bytes.")
+@meet_option
 @json_option
 def plot(kind: str, board: str | None, output: str, rule: str | None, die: int | None,
          throws: int | None, games: int | None, seed: int | None, players: int | None,
          coins_a: int | None, coins_b: int | None, pot: int | None, results: tuple[str, ...],
-         dpi: int, palette: bool, as_json: bool) -> None:
+         dpi: int, palette: bool, meet: str | None, as_json: bool) -> None:
     """Draw a picture of the answers (needs matplotlib: pip install '.[plot]' from the checkout).
 
     \b
@@ -92,7 +93,7 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
     given = {name for name, value in (("rule", rule), ("die", die), ("throws", throws),
                                       ("games", games), ("seed", seed), ("players", players),
                                       ("coins_a", coins_a), ("coins_b", coins_b), ("pot", pot),
-                                      ("results", results or None))
+                                      ("results", results or None), ("meet", meet))
              if value is not None}
     stray = sorted(given - _PLOT_OPTIONS[kind])
     if stray:
@@ -130,13 +131,13 @@ def plot(kind: str, board: str | None, output: str, rule: str | None, die: int |
     elif kind == "seats":
         fig = plots.plot_seats([read_result(path) for path in results])
     else:
-        b = open_board(board, rule, die)
+        b = open_board(board, rule, die, meet)
         name = b.name
         seed = 1960 if seed is None else seed
         if kind in ("diagonal", "convergence") and b.meet != "none":
             raise click.UsageError(f"the {kind} picture is of a race of pieces that never meet; "
                                    f"on {name} they meet (meet = \"{b.meet}\"): 'ladders solve "
-                                   f"{board}' answers that race")
+                                   f"{board}{' --meet ' + meet if meet else ''}' answers that race")
         if kind == "board":
             fig = plots.plot_board(b)
         elif kind == "lengths":

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, open_board,
-                                       players_option, task_bar)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option,
+                                       meet_option, open_board, players_option, task_bar)
 
 
 @click.command()
@@ -20,8 +20,7 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--seed", type=click.IntRange(min=0), default=1960, show_default=True, help="Random seed.")
 @click.option("--convergence", is_flag=True,
               help="Also print the error against N beside the exact value (N^-1/2 law).")
-@click.option("--meet", type=click.Choice(["none", "bump"]), default=None,
-              help="Boards: pieces that meet (bump: the joint game, walked as one chain).")
+@meet_option
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of reaching LABEL.")
 @click.option("--properties", metavar="FILE", default=None,

@@ -22,8 +22,8 @@ import click
 
 from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit,
-                                      interruptible, json_option, make_spec, open_board,
-                                      players_option, short, task_bar)
+                                      interruptible, json_option, make_spec, meet_option,
+                                      open_board, players_option, short, task_bar)
 from ladders.cluster.engines import engines, takes
 
 if TYPE_CHECKING:
@@ -80,10 +80,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
               help="Also write every seat's exact fraction as one JSON document (.gz to "
               "compress): the board, the players, the seats, the digits, the checks.")
-@click.option("--meet", type=click.Choice(["none", "bump"]), default=None,
-              help="Boards: what happens when pieces meet; bump = a piece that lands on "
-              "others sends them back to the start (one joint chain, solved by modular, crt "
-              "or elimination) [default: the board's own, none].")
+@meet_option
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of ever reaching the states labelled LABEL "
               "(instead of where the chain ends and the expected steps).")

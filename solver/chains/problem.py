@@ -231,7 +231,7 @@ def meeting_chain(board: Any, players: int) -> Chain:
     """The joint chain of ``players`` pieces on ``board`` under its ``meet`` rule: the
     module ``ladders.solver.games.RULE`` builds it with ``RULE_chain(board, players)``
     (``bump``: :func:`ladders.solver.games.bump.bump_chain`). A new rule is that module
-    and its name in :data:`ladders.solver.games.board.MEETS`, nothing else."""
+    and its name in :data:`ladders.solver.games.MEETS`, nothing else."""
     import importlib
     module = importlib.import_module(f"ladders.solver.games.{board.meet}")
     return getattr(module, f"{board.meet}_chain")(board, players)

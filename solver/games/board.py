@@ -37,9 +37,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ladders.solver.games import MEETS
+
 RULES = ("stay", "bounce", "pass")
-#: What happens when pieces meet (see the module docstring).
-MEETS = ("none", "bump")
 
 #: Limits on what a board may ask for, so that an absurd file or option is refused at
 #: once instead of running for hours: squares from start to end, faces of the die, and
