@@ -23,11 +23,14 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ladders.solver.games.chain import AbsorbingChain
 from ladders.solver.games.race import race_unknowns
 from ladders.solver.system import LinearSystem, pivot_order
+
+if TYPE_CHECKING:
+    from ladders.solver.calibrate import Unit
 
 #: Measured cost of one lifting step per nonzero of L + U + A (2-core machine, one core).
 NS_PER_NONZERO = 3.0
@@ -182,9 +185,11 @@ SERIES_OVERSHOOT = 1.02
 #: is within 1.11x of a prime's time on either (scripts/bench_kernel.py, hasbro with 3
 #: to 6 players, ms a prime of CPU against the model's units): an AMD EPYC
 #: (2026-11-26 09:30 UTC, 1.82, 4.84, 81.5 and 242 ms, 1.63e-9 s a unit) and an Intel
-#: Xeon (2026-11-27 11:25 UTC, 1.45, 3.99, 64.5 and 198 ms, 1.31e-9). ``ladders plan``
-#: and the solve's forecast both use it: a prime timed by the plan itself moved 5 to 15
-#: times with the machine's load (issue 40).
+#: Xeon (2026-11-27 11:25 UTC, 1.45, 3.99, 64.5 and 198 ms, 1.31e-9). It is the
+#: default only: ``ladders plan`` measures the unit on the machine it runs on, in CPU
+#: time (a prime timed in wall time moved 5 to 15 times with the load, issue 40), and
+#: keeps it per machine and version for the solve's forecast too
+#: (:mod:`ladders.solver.calibrate`; a 16-core Xeon was 1.43x off this figure).
 SERIES_UNIT_SECONDS = 1.46e-9
 #: Seconds a run takes to start its Dask cluster (or reach a remote one) before the
 #: first batch: 1.05 s for 2 local workers (``startup_seconds`` of ``ladders solve
@@ -318,9 +323,13 @@ def contention(per_machine: int) -> float:
 
 
 def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
-                    per_machine: int | None = None) -> dict[str, float]:
+                    per_machine: int | None = None, unit: Unit | None = None) -> dict[str, Any]:
     """The series engine's run from the cost model alone, in no time (no prime is run):
-    ``primes``, ``seconds_per_prime`` (CPU of one core alone, :data:`SERIES_UNIT_SECONDS`),
+    ``primes``, ``seconds_per_prime`` (CPU of one core alone: the model's units times
+    ``unit``, by default this machine's as measured before, else
+    :data:`SERIES_UNIT_SECONDS`: :func:`~ladders.solver.calibrate.machine_unit`; its
+    ``unit_source`` in words, and ``compile_seconds``, the kernels' first compile where
+    numba's cache has none, counted in the start),
     ``core_seconds``, their product, and ``driver_bytes`` (:func:`series_driver_bytes`);
     on ``workers`` workers, ``per_machine`` of them on each machine (default: up to
     :data:`MACHINE_WORKERS`): ``contention`` (:func:`contention`), ``start_seconds``
@@ -332,18 +341,22 @@ def series_forecast(chain: AbsorbingChain, players: int, workers: int = 1,
     (what they compute, before the tail). What a solve states
     before it starts, what decides that a run is out of reach, and the figures of
     ``ladders plan`` (:func:`series_figures`): one figure everywhere."""
+    from ladders.solver.calibrate import machine_unit
     from ladders.solver.engines.series import chain_data, choose_split, needed_bits, split_cost
     data = chain_data(chain)
     primes = series_primes(data, players)
     split = choose_split(data, players)
-    per = split_cost(split) * SERIES_UNIT_SECONDS if primes else 0.0
+    unit = unit or machine_unit(SERIES_UNIT_SECONDS, may_measure=False)
+    per = split_cost(split) * unit.seconds if primes else 0.0
     factor = contention(min(workers, per_machine or MACHINE_WORKERS))
     serial, shared = tail_parts(needed_bits(data, players), split.multiple, workers) \
         if primes else (0.0, 0.0)
     busy = primes * per * factor / workers
     tail = serial + shared
-    start = SERIES_START_SECONDS if primes else 0.0
+    start = SERIES_START_SECONDS + unit.compile_seconds if primes else 0.0
     return {"primes": primes, "seconds_per_prime": per, "core_seconds": primes * per,
+            "unit_seconds": unit.seconds, "unit_source": unit.source,
+            "compile_seconds": unit.compile_seconds if primes else 0.0,
             "driver_bytes": series_driver_bytes(data, players) if primes else 0.0,
             "contention": factor, "start_seconds": start, "tail_seconds": tail,
             "serial_seconds": serial, "seconds": start + busy + tail,
@@ -355,8 +368,10 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
                    per_machine: int | None = None) -> dict[str, Any]:
     """The series engine's plan: degrees, digits and primes expected, the CPU time of a
     prime, the driver's and a worker's memory, all from :func:`series_forecast` (the
-    calibrated model: no prime is run, so no kernel is compiled), and the wall time and
+    calibrated model, its unit measured on this machine once where the kernels are
+    compiled: :func:`~ladders.solver.calibrate.machine_unit`), and the wall time and
     core-hours on ``workers`` (``per_machine`` on each machine)."""
+    from ladders.solver.calibrate import machine_unit
     from ladders.solver.engines.series import plan_series
     plan = plan_series(chain, players)
     digits = digits_estimate(chain, players)
@@ -364,11 +379,14 @@ def series_figures(chain: AbsorbingChain, players: int, workers: int = 2,
         return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
                 "digits_estimate": digits, "primes": 0, "ms_per_prime": 0.0,
                 "seconds": 0.0, "how": "over Q in this process (flint), no primes"}
-    fc = series_forecast(chain, players, workers, per_machine)
+    fc = series_forecast(chain, players, workers, per_machine,
+                         machine_unit(SERIES_UNIT_SECONDS, may_measure=True))
     primes = int(fc["primes"])
     return {"degrees": [plan.degree_a, plan.degree_b], "split": plan.split,
             "digits_estimate": digits, "primes": primes,
             "ms_per_prime": round(1000 * fc["seconds_per_prime"], 3),
+            "unit_seconds": fc["unit_seconds"], "unit_source": fc["unit_source"],
+            "compile_seconds": fc["compile_seconds"],
             "core_seconds": round(fc["core_seconds"], 1),
             "contention": round(fc["contention"], 3),
             "start_seconds": round(fc["start_seconds"], 1),

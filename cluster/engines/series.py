@@ -391,7 +391,10 @@ class SeriesEngine(PrimeBatchEngine):
         if fc["core_seconds"] < 600:
             return None
         text = (f"the plan: about {fc['primes']:,} primes at about "
-                f"{1000 * fc['seconds_per_prime']:,.1f} ms of CPU each (the cost model), ")
+                f"{1000 * fc['seconds_per_prime']:,.1f} ms of CPU each (the cost model, its unit "
+                f"{fc['unit_source']}), ")
+        if fc["compile_seconds"]:
+            text += f"about {fc['compile_seconds']:.0f} s compiling the kernels first, "
         text += (f"{human_seconds(fc['seconds'])} on {workers} workers (with "
                  f"{fc['contention']:.2f}x for the busy cores and "
                  f"{human_seconds(fc['tail_seconds'])} after the last batch)"
@@ -414,8 +417,11 @@ class SeriesEngine(PrimeBatchEngine):
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
             return PlanRow(f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['how']}", fig, 0.0)
+        compiling = (f", and {fig['compile_seconds']:.0f} s compiling the kernels first"
+                     if fig["compile_seconds"] else "")
         text = (f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['primes']:,} primes at "
-                f"{fig['ms_per_prime']:,.1f} ms of CPU alone (the cost model), "
+                f"{fig['ms_per_prime']:,.1f} ms of CPU alone (the cost model, its unit "
+                f"{fig['unit_source']}{compiling}), "
                 f"{fig['contention']:.2f}x on busy cores: {human_seconds(fig['seconds'])} on "
                 f"{workers} workers, of which {human_seconds(fig['tail_seconds'])} after the "
                 f"last batch; {fig['core_hours']:,.1f} core-hours held "
