@@ -348,7 +348,17 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
                                                 {**stages, **answer.details.get("stages", {}),
                                                  "startup": startup}.items()}}
         if store is not None and verified["passed"]:
-            _record(store, engine, problem, answer.seats, verified, time.perf_counter() - started)
+            try:
+                _record(store, engine, problem, answer.seats, verified,
+                        time.perf_counter() - started)
+            except OSError as exc:
+                # a full disk (or a file-size limit) when the answer is in: it is
+                # returned all the same; a kept store has its last manifest still
+                details["not_recorded"] = (
+                    f"{store.url}: COMPLETE.json could not be written ({exc.strerror or exc}); "
+                    "the answer is verified and given here"
+                    + (f", and 'ladders resume {store.url}' records it once there is space"
+                       if kept else " (no --checkpoint: nothing else was kept)"))
         return Solution(seats=tuple(answer.seats), verified=verified, table=answer.table,
                         details=details, seconds=time.perf_counter() - started,
                         store_bytes=0 if store is None else store.size_bytes(), **common)

@@ -224,3 +224,25 @@ def test_every_board_command_takes_meet(tmp_path: Path) -> None:
     assert mpq(seat["lower"]) <= solved["seat 1 wins"] <= mpq(seat["upper"])
     refused(cli("plot", "convergence", "tiny10", "--meet", "bump", "-o", str(tmp_path / "c.png")),
             "'ladders solve tiny10 --meet bump'")
+
+
+def test_a_full_disk_at_the_end_loses_no_answer(tmp_path: Path) -> None:
+    """A file-size limit (as a full disk) that lets the batches through but not
+    COMPLETE.json: the verified answer was lost with the error; it is printed, with a
+    warning, and a kept store records it when resumed."""
+    import subprocess
+    import sys
+    store = tmp_path / "run"
+    run = (f"ulimit -f 4; {sys.executable} -c 'from ladders.cluster.cli import main; main()' "
+           f"solve tiny10 -k 3 --batch-primes 1")
+    for extra in ("", f" --checkpoint {store}"):
+        proc = subprocess.run(["bash", "-c", run + extra], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "seat 1 = 1704323819/4513363344" in proc.stdout
+        assert "COMPLETE.json could not be written" in proc.stderr
+    assert "'ladders resume" in proc.stderr and not (store / "COMPLETE.json").exists()
+    resumed = cli("resume", str(store), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((store / "COMPLETE.json").read_text())["answers"]["seat 1"] == \
+        "1704323819/4513363344"

@@ -271,6 +271,7 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
         with interruptible() as stop, task_bar(driver.unit) as bar:
             solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                                  started=t0)
+        warn_unrecorded(solution)
         solutions.append(solution)
         if solution.interrupted:
             return report(solution, as_json)
@@ -334,6 +335,13 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
     return 0
 
 
+def warn_unrecorded(solution: Solution) -> None:
+    """Say on stderr where a verified answer could not be recorded in its store (a
+    full disk): the answer is printed all the same."""
+    if solution.details.get("not_recorded"):
+        click.echo(f"ladders: warning: {solution.details['not_recorded']}", err=True)
+
+
 def recorded_path(path: str) -> str:
     """An output's path as a run store keeps it: absolute, so that ``ladders resume``
     from another folder writes the same file (a URL as given)."""
@@ -348,6 +356,7 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     ran on, see :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
     from ladders.checkpoints.outputs import write_solution, write_table
     from ladders.cluster.errors import EXIT_FAILED
+    warn_unrecorded(solution)
     if not solution.problem.independent and not solution.interrupted:  # a chain question
         if output_path and solution.passed:
             from ladders.checkpoints.outputs import write_chain_answers
