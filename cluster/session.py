@@ -242,8 +242,9 @@ def solve(engine: Engine, problem: Problem, request: SolveRequest, progress: Pro
         store = engine.create_store(where, problem, request, executor)
         stages = {"store": time.perf_counter() - t0}
         try:
-            return _drive(engine, problem, request, store, executor, progress, should_stop,
-                          started, stages)
+            with _resumable_on_write_errors(store.url if request.checkpoint else None):
+                return _drive(engine, problem, request, store, executor, progress,
+                              should_stop, started, stages)
         except ClusterError as exc:
             if not request.checkpoint or store.current().seq != 0:
                 raise
@@ -264,8 +265,25 @@ def resume(engine: Engine, store: RunStore, problem: Problem, request: SolveRequ
     executor = request.executor if request.executor != "auto" else store.run["executor"]
     if executor == "dask" and not request.spec.remote:
         check_main_guard()
-    return _drive(engine, problem, request, store, executor, progress, should_stop, started, {},
-                  resumed=True, announce=announce)
+    with _resumable_on_write_errors(store.url):
+        return _drive(engine, problem, request, store, executor, progress, should_stop,
+                      started, {}, resumed=True, announce=announce)
+
+
+@contextlib.contextmanager
+def _resumable_on_write_errors(url: str | None) -> Iterator[None]:
+    """A write that fails in a kept store (a full disk, a file-size limit) says what
+    the user needs next: segments are committed only by a manifest written after
+    them, so the store is consistent at its last manifest and a resume goes on from
+    there (``url``: the kept store; None: a temporary one, nothing to say)."""
+    try:
+        yield
+    except OSError as exc:
+        if url is None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, f"{exc.strerror} ({exc.filename}); the store {url} is "
+                                 f"consistent at its last manifest: free space, then 'ladders "
+                                 f"resume {url}'") from exc
 
 
 def takes_keyword(function: Callable[..., Any], name: str) -> bool:

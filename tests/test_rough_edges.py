@@ -246,3 +246,21 @@ def test_a_full_disk_at_the_end_loses_no_answer(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads((store / "COMPLETE.json").read_text())["answers"]["seat 1"] == \
         "1704323819/4513363344"
+
+
+def test_a_full_disk_during_the_run_says_how_to_resume(tmp_path: Path) -> None:
+    """A write that fails in a kept store said only 'File too large'; it now says that
+    the store is consistent and how to go on, and the resume finishes the run."""
+    import subprocess
+    import sys
+    store = tmp_path / "run"
+    run = (f"ulimit -f 1; {sys.executable} -c 'from ladders.cluster.cli import main; main()' "
+           f"solve tiny10 -k 3 --batch-primes 1 --checkpoint {store}")
+    proc = subprocess.run(["bash", "-c", run], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    for words in ("File too large", "is consistent at its last manifest", f"'ladders resume {store}'"):
+        assert words in line, line
+    resumed = cli("resume", str(store), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1704323819/4513363344" in resumed.stdout
