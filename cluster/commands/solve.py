@@ -256,8 +256,9 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
             check_request(driver, problem, request)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+        why = driver.why(problem)
         click.echo(f"solving {problem.describe()}: {problem.unknowns:,} unknowns "
-                   f"({driver.name} engine)", err=True)
+                   f"({driver.name} engine{': ' + why if why else ''})", err=True)
         with interruptible() as stop, task_bar(driver.unit) as bar:
             solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                                  started=t0)

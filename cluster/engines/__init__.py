@@ -11,7 +11,8 @@ code branches on an engine's name. Adding an engine adds files, as xarray's back
 do: a module here, or any installed package that declares one under the entry point
 group ``ladders.engines`` (``toy = "my_package.engine:ENGINE"``).
 
-The drivers here: :mod:`.series`, :mod:`.modular`, :mod:`.crt` and :mod:`.elimination`;
+The drivers here: :mod:`.series`, :mod:`.modular`, :mod:`.crt`, :mod:`.elimination` and
+:mod:`.components`;
 :mod:`.prime_batches` is what crt and series share (batches of primes as tasks).
 """
 
@@ -229,6 +230,11 @@ class Engine(abc.ABC):
         """What this engine will solve, in one phrase (printed before it starts)."""
         system = problem.system
         return f"{system.description}: {system.size:,} unknowns, {system.nnz:,} nonzeros"
+
+    def why(self, problem: Problem) -> str | None:
+        """Why this engine suits ``problem``, in one phrase for the solve's opening
+        line (None: nothing beyond its name)."""
+        return None
 
     def digest(self, problem: Problem) -> str:
         """What a store records to refuse resuming another problem (run.json)."""
