@@ -421,7 +421,9 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"graph        {report['graph']['what']}: {mark(report['graph']['passed'])}")
     b = report.get("bounds")
     if b is not None:
-        walked = f"{b['moves']:,} moves" if "moves" in b else f"{b['steps']:,} steps"
+        walked = (f"{b['moves']:,} moves" if "moves" in b else
+                  f"one push in topological order ({b['steps']:,} transitions read)"
+                  if b.get("method") == "push" else f"{b['steps']:,} steps")
         lines.append(f"bounds       inside the Markov bounds after {walked}, {b['digits']} "
                      f"digits agree: {mark(b['passed'])}")
         lines += [f"             ({a['name']}: {a['unproved']})" for a in b.get("answers", ())

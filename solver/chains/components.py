@@ -27,13 +27,16 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, int]:
-    """Component number of every vertex (reverse topological order) and the count."""
+def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Component number of every vertex (reverse topological order), the vertices in
+    the order their components were completed (grouped by component), and the count."""
     n = indptr.shape[0] - 1
     index = np.full(n, -1, dtype=np.int64)     # discovery number
     low = np.zeros(n, dtype=np.int64)
     comp = np.full(n, -1, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)        # Tarjan's stack of open vertices
+    order = np.empty(n, dtype=np.int64)        # vertices as their components complete
+    placed = 0
     frames = np.empty(n, dtype=np.int64)       # the depth-first path: vertices ...
     edges = np.empty(n, dtype=np.int64)        # ... and the next edge of each
     top = 0
@@ -71,6 +74,8 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, int]:
                     top -= 1
                     w = stack[top]
                     comp[w] = count
+                    order[placed] = w
+                    placed += 1
                     if w == v:
                         break
                 count += 1
@@ -79,7 +84,7 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, int]:
                 u = frames[depth]
                 if low[v] < low[u]:
                     low[u] = low[v]
-    return comp, count
+    return comp, order, count
 
 
 @dataclass(frozen=True)
@@ -111,9 +116,8 @@ class Components:
 def strong_components(indptr: np.ndarray, indices: np.ndarray) -> Components:
     """The strongly connected components of the pattern ``indptr, indices`` (CSR of
     the edges ``i -> indices[indptr[i]:indptr[i + 1]]``), see the module docstring."""
-    of, count = _tarjan(np.ascontiguousarray(indptr, dtype=np.int64),
-                        np.ascontiguousarray(indices, dtype=np.int64))
-    order = np.argsort(of, kind="stable")
+    of, order, count = _tarjan(np.ascontiguousarray(indptr, dtype=np.int64),
+                               np.ascontiguousarray(indices, dtype=np.int64))
     start = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(np.bincount(of, minlength=count), out=start[1:])
     return Components(of, order, start)

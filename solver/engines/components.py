@@ -268,9 +268,17 @@ def structure(system: LinearSystem) -> Structure:
     on = system.indices == rows
     diagonal[rows[on]] = system.data[on]
     single = comps.sizes[comps.of] == 1
-    pivots, inverse = np.unique(diagonal[single], return_inverse=True)
     pivot_of = np.full(n, -1, dtype=np.int64)
-    pivot_of[single] = inverse
+    values = diagonal[single]
+    if len(values) and 0 <= values.min() and values.max() < 1 << 20:
+        # small diagonals (a chain's row denominators): distinct values by counting
+        present = np.zeros(int(values.max()) + 1, dtype=np.int64)
+        present[values] = 1
+        pivots = np.flatnonzero(present)
+        pivot_of[single] = (np.cumsum(present) - 1)[values]
+    else:
+        pivots, inverse = np.unique(values, return_inverse=True)
+        pivot_of[single] = inverse
     sizes = comps.sizes[comps.sizes > 1].astype(object)
     return Structure(comps, pivots.astype(np.int64), pivot_of, int(sum(sizes ** 3)))
 
