@@ -255,8 +255,10 @@ class Structure:
     def describe(self) -> str:
         """The structure in one phrase (the plan and the solve's opening line)."""
         comps = self.components
+        if comps.count == 1:
+            return f"1 strongly connected component of {self.largest:,} unknowns"
         return (f"{comps.count:,} strongly connected components, the largest of "
-                f"{self.largest:,} unknowns")
+                f"{self.largest:,} unknown{'s' if self.largest > 1 else ''}")
 
 
 def structure(system: LinearSystem) -> Structure:
