@@ -251,7 +251,7 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
             from ladders.cluster.runs import known_solution
             solutions.append(known_solution(problem, t0))
             continue
-        driver = get_engine(engine) if engine else choose_engine(problem)
+        driver = get_engine(engine) if engine else choose_engine(problem, request)
         try:
             check_request(driver, problem, request)
         except ValueError as exc:

@@ -412,10 +412,15 @@ def get_engine(name: str) -> Engine:
         raise ValueError(f"unknown engine {name!r}; use one of {', '.join(engines())}") from None
 
 
-def choose_engine(problem: Problem) -> Engine:
-    """The preferred engine for ``problem`` (see :meth:`Engine.preference`)."""
+def choose_engine(problem: Problem, request: SolveRequest | None = None) -> Engine:
+    """The preferred engine for ``problem`` (see :meth:`Engine.preference`) among those
+    that take every option ``request`` gives (``--checkpoint`` asks for an engine that
+    keeps a store: a chain question then goes to the elimination engine, not the
+    component solve)."""
+    given = request.given() if request is not None else set()
     ranked = [(pref, name) for name, e in engines().items()
-              if (pref := e.preference(problem)) is not None]
+              if all(takes(e, option) for option in given)
+              and (pref := e.preference(problem)) is not None]
     if not ranked:
         why = "; ".join(f"the {name} engine: {reason}" for name, e in engines().items()
                         if (reason := e.declines(problem)))

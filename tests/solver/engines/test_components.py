@@ -136,3 +136,14 @@ def test_not_chosen_where_a_component_is_large():
     problem = ChainProblem(chain, Question("reach", "out"))
     assert problem.structure.largest == n and not problem.topological
     assert choose_engine(problem).name != "components"
+
+
+def test_a_store_asked_for_goes_to_an_engine_that_keeps_one():
+    """--checkpoint with no --engine: the component solve keeps no store, so the chain
+    question goes to the preferred engine that does."""
+    from ladders.cluster.engines import SolveRequest
+    chain = project_chain(random_chain(random.Random(3)))
+    problem = ChainProblem(chain, Question())
+    assert choose_engine(problem).name == "components"
+    assert choose_engine(problem, SolveRequest(seed=5)).name == "components"
+    assert choose_engine(problem, SolveRequest(checkpoint="/tmp/run")).name == "elimination"
