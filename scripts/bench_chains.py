@@ -140,15 +140,19 @@ def ladders_values(data: dict) -> dict[str, str]:
     return out
 
 
-def timed(cmd: list[str], env: dict[str, str] | None, figures: list[float]) -> dict | None:
+def timed(cmd: list[str], env: dict[str, str] | None, figures: list[float],
+          peaks: list[float] | None = None) -> dict | None:
     """Run ``cmd`` in a fresh process; its wall time into ``figures`` (inf where it did
-    not finish) and its last stdout line as JSON (None where it did not finish)."""
+    not finish) and its peak memory in MB into ``peaks``; its stdout as JSON (its last
+    line where more came before; None where it did not finish)."""
     try:
         res = run(cmd, env=env)
     except SystemExit:
         figures.append(math.inf)
         return None
     figures.append(res["wall"])
+    if peaks is not None:
+        peaks.append(res["peak_mb"])
     try:
         return json.loads(res["stdout"])
     except json.JSONDecodeError:  # Storm warns on stdout before its line
@@ -173,6 +177,9 @@ def main() -> None:
                         help="also ladders at COMMIT, side by side (before and after)")
     parser.add_argument("--memory", action="store_true",
                         help="also the time from the chain in memory to the verified answers")
+    parser.add_argument("--no-storm", action="store_true",
+                        help="ladders alone, against the QVBS references (instances Storm "
+                             "takes minutes on)")
     args = parser.parse_args()
     if args.baseline:
         with baseline(args.baseline) as (_, env):
@@ -211,9 +218,10 @@ def bench(args: argparse.Namespace, before_env: dict[str, str] | None) -> None:
         values: dict[str, dict[str, str]] = {}
         engines: dict[str, list[str]] = {}
         states = 0
+        peaks: dict[str, list[float]] = {name: [] for name in ladders_runs}
         for _ in range(args.runs):
             for name, env in ladders_runs.items():
-                data = timed(limit + [sys.executable, *base], env, figures[name])
+                data = timed(limit + [sys.executable, *base], env, figures[name], peaks[name])
                 if data is not None:
                     assert all(r["verified"]["passed"] for r in data["results"]), inst["name"]
                     values[name], states = ladders_values(data), data["states"]
@@ -223,7 +231,7 @@ def bench(args: argparse.Namespace, before_env: dict[str, str] | None) -> None:
                     if mem is not None:
                         assert mem["passed"], inst["name"]
                         engines[name] = mem["engines"]
-            storm = timed(limit + storm_cmd, None, figures["storm"])
+            storm = None if args.no_storm else timed(limit + storm_cmd, None, figures["storm"])
             if storm is not None:
                 values["storm"], states = storm["values"], storm["states"]
                 memory["storm"].append(storm["check"])
@@ -231,8 +239,8 @@ def bench(args: argparse.Namespace, before_env: dict[str, str] | None) -> None:
         refs = {**inst["reference"], **values.get("storm", {})}
         equal = all(same(values[name][k], v) for name in ladders_runs if name in values
                     for k, v in refs.items() if k in values[name])
-        med = {name: statistics.median(f) for name, f in figures.items()}
-        row = {"instance": inst["name"], "states": states, **figures,
+        med = {name: statistics.median(f) if f else math.nan for name, f in figures.items()}
+        row = {"instance": inst["name"], "states": states, **figures, "peak_mb": peaks,
                "ratio": med["storm"] / med["ladders"], "equal": equal}
         line = "".join(f" {med[name]:10.2f}" for name in ladders_runs) + f" {med['storm']:10.2f}"
         if args.memory:

@@ -62,8 +62,6 @@ class ComponentsEngine(Engine):
                "in this process (Storm's topological solver); chain questions")
     takes = frozenset({"seed"})
     unit = ("components", "solve")
-    #: ``ladders verify`` compares with the modular engine (its own certificate)
-    cross = "modular"
 
     def preference(self, problem: Problem) -> float | None:
         """First for a chain question whose components are small (a model checker's

@@ -24,14 +24,17 @@ million updates, against 53.2 million for the other order the engines know, ``fa
 and 164 million for a greedy Markowitz order). The order decides the work and which
 rare primes make a pivot vanish, never the answer.
 
-A system that Kahn's peeling solves whole (A. B. Kahn, *Topological sorting of large
-networks*, CACM 5(11), 1962: an unknown is solved once every other unknown of its row
-is, starting from the rows that name no other; a model checker's nearly acyclic chain,
-nand 40-1's 629,595 unknowns) is solved so instead, compiled (:func:`peel_target_mod`),
+A system whose strongly connected components are small (a model checker's nearly
+acyclic chain: nand 40-1's 629,595 unknowns, crowds' components of at most 30) is
+solved in its block triangular form instead, compiled (:func:`block_target_mod`):
+the components by Kosaraju's two depth-first passes (S. R. Kosaraju, 1978; M. Sharir,
+*A strong-connectivity algorithm and its applications in data flow analysis*, 1981),
+solved from the sinks up, a component of k unknowns by Gauss-Jordan on its dense block,
 modulo two random 31-bit primes for each 61-bit one (a wrong fraction passes both with
-about the chance it passes one 61-bit prime); the column elimination takes the rest. The
-peeling shares nothing with the component engine (Tarjan's components, solved from
-the sinks up by its own kernels), only the system.
+about the chance it passes one 61-bit prime). It shares nothing with the component
+engine (Tarjan's components and its own kernels, modulo 30-bit primes), only the
+system; the column elimination takes a system with a component beyond
+:data:`BLOCK_LIMIT` unknowns.
 
 That solve needs the race system, which outgrows any machine for more players on big
 boards (4 players on ``hasbro``: 1,929,501 unknowns and about 1.9e9 nonzeros). Beyond
@@ -135,114 +138,223 @@ def solve_target_mod(system: LinearSystem, p: int, budget: int | None = None) ->
 
 
 @numba.njit(cache=True, nogil=True)
-def _peel(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
-          target: int, primes: np.ndarray) -> tuple[int, np.ndarray]:
-    """``x[target] mod primes[k]`` for every right-hand side by Kahn's peeling (module
-    docstring), as ``[k, column]``: status 0 with the residues, 1 where a pivot vanishes
-    modulo one of the primes, 2 where the peeling stops before the target (a cycle).
-    The diagonals' inverses are taken at once (Montgomery's trick: three products a
-    row and one power a prime)."""
-    n, m, count = indptr.shape[0] - 1, rhs.shape[1], primes.shape[0]
-    waiting = np.zeros(n, dtype=np.int64)      # other unknowns of row i not solved yet
-    users = np.zeros(n + 1, dtype=np.int64)    # the rows that name unknown j: CSR
-    diagonal = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        for e in range(indptr[i], indptr[i + 1]):
-            if indices[e] != i:
-                waiting[i] += 1
-                users[indices[e] + 1] += 1
-            else:
-                diagonal[i] = data[e]
+def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray, np.ndarray]:
+    """The strongly connected components of the pattern ``i -> j`` (row i names
+    unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
+    depth-first searches of its transpose in decreasing post-order, each finding one
+    component, sources of the pattern first. Returns the transpose (``users``,
+    ``by``: the rows that name unknown j), the component of each unknown, and the
+    unknowns component by component (``members``, in the order found)."""
+    n = indptr.shape[0] - 1
+    users = np.zeros(n + 1, dtype=np.int64)
+    for e in range(indices.shape[0]):
+        users[indices[e] + 1] += 1
     for j in range(n):
         users[j + 1] += users[j]
     fill = users[:-1].copy()
-    by = np.empty(users[n], dtype=np.int64)
+    by = np.empty(indices.shape[0], dtype=np.int64)
     for i in range(n):
         for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            if j != i:
-                by[fill[j]] = i
-                fill[j] += 1
+            by[fill[indices[e]]] = i
+            fill[indices[e]] += 1
+    post = np.empty(n, dtype=np.int64)
+    done = 0
+    seen = np.zeros(n, dtype=np.bool_)
+    path = np.empty(n, dtype=np.int64)
+    edge = np.empty(n, dtype=np.int64)
+    for root in range(n):
+        if seen[root]:
+            continue
+        seen[root] = True
+        depth = 0
+        path[0], edge[0] = root, indptr[root]
+        while depth >= 0:
+            v = path[depth]
+            if edge[depth] < indptr[v + 1]:
+                w = indices[edge[depth]]
+                edge[depth] += 1
+                if not seen[w]:
+                    seen[w] = True
+                    depth += 1
+                    path[depth], edge[depth] = w, indptr[w]
+            else:
+                post[done] = v
+                done += 1
+                depth -= 1
+    component = np.full(n, -1, dtype=np.int64)
+    members = np.empty(n, dtype=np.int64)
+    placed = 0
+    count = 0
+    stack = np.empty(n, dtype=np.int64)
+    for k in range(n - 1, -1, -1):
+        root = post[k]
+        if component[root] >= 0:
+            continue
+        component[root] = count
+        top = 1
+        stack[0] = root
+        while top:
+            top -= 1
+            v = stack[top]
+            members[placed] = v
+            placed += 1
+            for q in range(users[v], users[v + 1]):
+                w = by[q]
+                if component[w] < 0:
+                    component[w] = count
+                    stack[top] = w
+                    top += 1
+        count += 1
+    return component, members, users, by
+
+
+@numba.njit(cache=True, nogil=True)
+def _power(base: int, exponent: int, p: int) -> int:
+    out = 1
+    while exponent:
+        if exponent & 1:
+            out = out * base % p
+        base = base * base % p
+        exponent >>= 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_solve(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
+                 target: int, primes: np.ndarray, limit: int) -> tuple[int, np.ndarray]:
+    """``x[target] mod primes[k]`` for every right-hand side (``[k, column]``) by the
+    block triangular form (module docstring): status 0 with the residues, 1 where a
+    pivot vanishes modulo one of the primes, 2 where a component has more than
+    ``limit`` unknowns."""
+    n, m, count = indptr.shape[0] - 1, rhs.shape[1], primes.shape[0]
+    component, members, _, _ = _kosaraju(indptr, indices)
+    ncomp = component.max() + 1 if n else 0
+    first = np.zeros(ncomp + 1, dtype=np.int64)
+    for i in range(n):
+        first[component[i] + 1] += 1
+    for c in range(ncomp):
+        first[c + 1] += first[c]
+    if n and (first[1:] - first[:-1]).max() > limit:
+        return 2, np.zeros((count, m), dtype=np.int64)
+    # the inverses of the one-unknown components' diagonals, all at once a prime
+    # (Montgomery's trick: three products a row and one power)
+    diagonal = np.ones(n, dtype=np.int64)
+    for i in range(n):
+        if first[component[i] + 1] - first[component[i]] == 1:
+            diagonal[i] = 0
+            for e in range(indptr[i], indptr[i + 1]):
+                if indices[e] == i:
+                    diagonal[i] = data[e]
     inverse = np.empty((n, count), dtype=np.int64)
     prefix = np.empty(n, dtype=np.int64)
-    for k in range(count):
-        p = primes[k]
+    for q in range(count):
+        p = primes[q]
         running = 1
         for i in range(n):
             running = running * (diagonal[i] % p) % p
             prefix[i] = running
         if n and running == 0:
             return 1, np.zeros((count, m), dtype=np.int64)
-        t, base, power = 1, running, p - 2     # running^(p-2) = running^-1 mod p
-        while power:
-            if power & 1:
-                t = t * base % p
-            base = base * base % p
-            power >>= 1
+        t = _power(running, p - 2, p)
         for i in range(n - 1, 0, -1):
-            inverse[i, k] = t * prefix[i - 1] % p
+            inverse[i, q] = t * prefix[i - 1] % p
             t = t * (diagonal[i] % p) % p
         if n:
-            inverse[0, k] = t
+            inverse[0, q] = t
     x = np.zeros((n, count, m), dtype=np.int64)
-    queue = np.flatnonzero(waiting == 0)
-    tail = queue.shape[0]
-    queue = np.concatenate((queue, np.empty(n, dtype=np.int64)))
-    head = 0
-    while head < tail:
-        i = queue[head]
-        head += 1
-        for k in range(count):
-            p = primes[k]
-            for col in range(m):
-                x[i, k, col] = rhs[i, col] % p
-            for e in range(indptr[i], indptr[i + 1]):
-                j = indices[e]
-                if j != i:
-                    a = p - data[e] % p
-                    for col in range(m):
-                        x[i, k, col] = (x[i, k, col] + a * x[j, k, col]) % p
-            for col in range(m):
-                x[i, k, col] = x[i, k, col] * inverse[i, k] % p
-        if i == target:
-            return 0, x[i]
-        for q in range(users[i], users[i + 1]):
-            r = by[q]
-            waiting[r] -= 1
-            if waiting[r] == 0:
-                queue[tail] = r
-                tail += 1
-    return 2, np.zeros((count, m), dtype=np.int64)
+    local = np.full(n, -1, dtype=np.int64)
+    for c in range(ncomp - 1, -1, -1):        # sinks of the pattern first
+        rows = members[first[c]:first[c + 1]]
+        k = rows.shape[0]
+        if k == 1:
+            i = rows[0]
+            for q in range(count):
+                p = primes[q]
+                for col in range(m):
+                    acc = rhs[i, col] % p
+                    for e in range(indptr[i], indptr[i + 1]):
+                        j = indices[e]
+                        if j != i:
+                            acc = (acc + (p - data[e] % p) * x[j, q, col]) % p
+                    x[i, q, col] = acc * inverse[i, q] % p
+            if i == target:
+                return 0, x[target]
+            continue
+        for t in range(k):
+            local[rows[t]] = t
+        for q in range(count):
+            p = primes[q]
+            block = np.zeros((k, k + m), dtype=np.int64)
+            for t in range(k):
+                i = rows[t]
+                for col in range(m):
+                    block[t, k + col] = rhs[i, col] % p
+                for e in range(indptr[i], indptr[i + 1]):
+                    j = indices[e]
+                    a = data[e] % p
+                    if local[j] >= 0:
+                        block[t, local[j]] = (block[t, local[j]] + a) % p
+                    else:
+                        for col in range(m):
+                            block[t, k + col] = (block[t, k + col] + (p - a) * x[j, q, col]) % p
+            for d in range(k):                 # Gauss-Jordan, the first nonzero pivot
+                r = d
+                while r < k and block[r, d] == 0:
+                    r += 1
+                if r == k:
+                    return 1, np.zeros((count, m), dtype=np.int64)
+                for t in range(k + m):
+                    block[d, t], block[r, t] = block[r, t], block[d, t]
+                scale = _power(block[d, d], p - 2, p)
+                for t in range(k + m):
+                    block[d, t] = block[d, t] * scale % p
+                for r in range(k):
+                    f = block[r, d]
+                    if r != d and f:
+                        for t in range(k + m):
+                            block[r, t] = (block[r, t] + (p - f) * block[d, t]) % p
+            for t in range(k):
+                for col in range(m):
+                    x[rows[t], q, col] = block[t, k + col]
+        for t in range(k):
+            local[rows[t]] = -1
+        if component[target] == c:
+            return 0, x[target]
+    return 0, x[target]
 
 
-#: Bits of the primes :func:`peel_target_mod` works modulo (a product of two is below
+#: Bits of the primes :func:`block_target_mod` works modulo (a product of two is below
 #: 2^62, so it stays in 64-bit words).
-PEEL_BITS = 31
-#: Draws of primes for the peeling before the elimination is asked instead (every one
-#: dividing a pivot: a zero on the diagonal, which the elimination handles).
-PEEL_TRIES = 8
+BLOCK_BITS = 31
+#: Most unknowns of one strongly connected component the block solve takes (a dense
+#: elimination of its block a prime); beyond, the column elimination.
+BLOCK_LIMIT = 200
+#: Draws of primes for the block solve before the elimination is asked instead (each
+#: dividing a pivot).
+BLOCK_TRIES = 8
 
 
-class NotPeelable(Exception):
-    """Kahn's peeling stopped before the target: the system has a cycle there."""
+class BlocksTooLarge(Exception):
+    """A strongly connected component of the system is beyond :data:`BLOCK_LIMIT`."""
 
 
-def peel_target_mod(system: LinearSystem, primes: list[int]) -> list[list[int]] | None:
+def block_target_mod(system: LinearSystem, primes: list[int]) -> list[list[int]] | None:
     """``x[target] mod p`` (each ``p < 2^31``) for every right-hand side and each of
-    ``primes``, by Kahn's peeling, compiled; None where a pivot vanishes modulo one of
-    them; :class:`NotPeelable` where a cycle stops the peeling before the target."""
-    status, values = _peel(system.indptr, system.indices, system.data, system.rhs,
-                           system.target, np.array(primes, dtype=np.int64))
+    ``primes``, by the block triangular form, compiled; None where a pivot vanishes
+    modulo one of them; :class:`BlocksTooLarge` where a component is too large."""
+    status, values = _block_solve(system.indptr, system.indices, system.data, system.rhs,
+                                  system.target, np.array(primes, dtype=np.int64), BLOCK_LIMIT)
     if status == 2:
-        raise NotPeelable
+        raise BlocksTooLarge
     return None if status == 1 else values.tolist()
 
 
 def check_residues(system: LinearSystem, values: list[mpq], primes: int = 1,
                    seed: int | None = None, budget: int | None = None) -> dict[str, Any]:
     """Compare exact target values with independent solves modulo ``primes`` random
-    61-bit primes (or, where Kahn's peeling solves the system, twice as many 31-bit
-    ones, in one pass); skipped (and said so) where the elimination would update more
+    61-bit primes (or, where the system's strongly connected components are small,
+    twice as many 31-bit ones, by its block triangular form in one pass); skipped (and said so) where the elimination would update more
     than ``budget`` entries (None: no limit)."""
     rng = random.Random(seed)
 
@@ -256,14 +368,14 @@ def check_residues(system: LinearSystem, values: list[mpq], primes: int = 1,
         return [int(v.numerator) * pow(int(v.denominator), -1, p) % p for v in values]
 
     try:
-        for _ in range(PEEL_TRIES):
-            drawn = [draw(PEEL_BITS) for _ in range(2 * primes)]
-            peeled = peel_target_mod(system, drawn)
-            if peeled is not None:
-                used = [{"prime": p, "agree": r == expected(p)} for p, r in zip(drawn, peeled)]
-                return {"check": "residues", "primes": used, "method": "peeling",
+        for _ in range(BLOCK_TRIES):
+            drawn = [draw(BLOCK_BITS) for _ in range(2 * primes)]
+            solved = block_target_mod(system, drawn)
+            if solved is not None:
+                used = [{"prime": p, "agree": r == expected(p)} for p, r in zip(drawn, solved)]
+                return {"check": "residues", "primes": used, "method": "blocks",
                         "passed": all(u["agree"] for u in used)}
-    except NotPeelable:
+    except BlocksTooLarge:
         pass
     used = []
     while len(used) < primes:
