@@ -370,9 +370,11 @@ class _Walk:
         return total
 
 
-#: Most transitions the compiled push may read a transition (its sweeps of cyclic
-#: components included), about a second; past it the mass left is unaccounted.
-PUSH_WORK = 100_000_000
+#: Transitions the compiled push may read, as a multiple of the walk's own (one push of
+#: each: a chain without cycles); sweeps of cyclic components that need more converge
+#: slowly (crowds, forwarding with probability 0.8: some 500 sweeps), and the walk
+#: takes the question instead, as before.
+PUSH_WORK = 8
 #: Limbs of the push's fixed point hold 32 bits each (a limb times a numerator below
 #: 2^32, plus a limb and a carry, stays below 2^64).
 LIMB = 32
@@ -484,7 +486,7 @@ def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int],
             outside += amount
     read = _push(chain.indptr.astype(np.int64), chain.indices.astype(np.int64),
                  chain.numerators.astype(np.int64), u.astype(np.int64), code.astype(np.int64),
-                 comps.order, comps.start, mass, entered, PUSH_WORK)
+                 comps.order, comps.start, mass, entered, PUSH_WORK * len(entries) + 1000)
     slots = [_from_limbs(entered[k]) + amounts.get(k, 0) for k in range(lost_slot + 1)]
     return slots, scale - sum(slots), read
 

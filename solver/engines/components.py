@@ -55,10 +55,11 @@ BATCH = 8
 #: The primes lie in ``[PRIME_LOW, PRIME_HIGH)``.
 PRIME_LOW, PRIME_HIGH = 1 << 29, 1 << 30
 #: Most products of the dense solves of the components of more than one state
-#: (``sum k^3``) a prime for which the engine takes a system: about a tenth of a second
-#: a prime compiled; beyond, a factorization that keeps the sparsity (the modular
-#: engine) does better.
-DENSE_WORK = 20_000_000
+#: (``sum k^3``, an upper bound of Gauss-Jordan's) a prime for which the engine takes a
+#: system: about a tenth of a second a prime compiled (crowds 4-20: 462 components of
+#: up to 60 states, 1.0e8, 39 ms a prime); beyond, a factorization that keeps the
+#: sparsity (the modular engine) does better.
+DENSE_WORK = 250_000_000
 #: Primes tried in vain (each dividing a pivot) before the system is called singular.
 MAX_FAILED = 64
 

@@ -128,8 +128,8 @@ def test_chosen_for_a_chain_question_and_equal_to_the_elimination():
 
 
 def test_not_chosen_where_a_component_is_large():
-    """A ring of 300 states is one component: 2.7e7 products a prime, a factorization's job."""
-    n = 300
+    """A ring of 700 states is one component: 3.4e8 products a prime, a factorization's job."""
+    n = 700
     rows = [{(i + 1) % n: mpq(1, 2), n: mpq(1, 2)} for i in range(n)] + [{n: 1}]
     chain = chain_from_rows("ring", [str(i) for i in range(n + 1)], rows, start=0,
                             labels={"out": [n]})
