@@ -161,22 +161,25 @@ def _transpose(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.
 @numba.njit(cache=True, nogil=True)
 def _search(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
             through: np.ndarray) -> None:
-    """Mark in ``seen`` every state reached from the marked ones (depth first, an
-    explicit stack), expanding only states where ``through`` holds."""
-    stack = np.flatnonzero(seen)
-    top = stack.shape[0]
-    stack = np.concatenate((stack, np.empty(seen.shape[0], dtype=np.int64)))
-    while top:
-        top -= 1
-        v = stack[top]
+    """Mark in ``seen`` every state reached from the marked ones (breadth first: a
+    model's states are numbered in the order its builder found them, breadth first,
+    so a queue reads the arrays nearly in order, where a stack jumps about), expanding
+    only states where ``through`` holds."""
+    queue = np.flatnonzero(seen)
+    tail = queue.shape[0]
+    queue = np.concatenate((queue, np.empty(seen.shape[0], dtype=np.int64)))
+    head = 0
+    while head < tail:
+        v = queue[head]
+        head += 1
         if not through[v]:
             continue
         for e in range(indptr[v], indptr[v + 1]):
             w = indices[e]
             if not seen[w]:
                 seen[w] = True
-                stack[top] = w
-                top += 1
+                queue[tail] = w
+                tail += 1
 
 
 def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
@@ -188,7 +191,7 @@ def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
     NumPy a level cost more than the whole search)."""
     seen = seeds.copy()
     every = np.ones(len(seeds), dtype=np.bool_) if through is None else through
-    _search(indptr.astype(np.int64), indices.astype(np.int64), seen, every)
+    _search(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), seen, every)
     return seen
 
 

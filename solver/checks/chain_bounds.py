@@ -381,14 +381,14 @@ LIMB = 32
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
-          unknowns: np.ndarray, code: np.ndarray, order: np.ndarray, start: np.ndarray,
+def _push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
           mass: np.ndarray, entered: np.ndarray, work: int) -> int:
-    """Push ``mass`` (``[unknown, limb]``, little-endian 32-bit limbs) through the
-    components ``order[start[c]:start[c + 1]]`` from the last component to the first
-    (sources first), into ``entered[slot, limb]``; ``code[e]`` is entry e's destination:
-    an unknown's position, or ``nu + slot``. Returns the transitions read, or -1 where
-    ``work`` ran out (mass is left)."""
+    """Push ``mass`` (``[state, limb]``, little-endian 32-bit limbs) through the
+    components, states ``start[c]:start[c + 1]`` of the walk's states numbered in that
+    order, from the last component to the first (sources first), into
+    ``entered[slot, limb]``; state k's transitions are ``ptr[k]:ptr[k + 1]``, entry e
+    going to ``code[e]``: a state's number, or ``nu + slot``. Returns the transitions
+    read, or -1 where ``work`` ran out (mass is left)."""
     nu, limbs = mass.shape
     mask = np.uint64(0xFFFFFFFF)
     q = np.empty(limbs, dtype=np.uint64)
@@ -398,40 +398,43 @@ def _push(indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
         moved = True
         while moved:
             moved = False
-            for k in range(lo, hi):
-                u = order[k]
-                i = unknowns[u]
+            for u in range(lo, hi):
                 e_i = np.uint64(0)
-                for e in range(indptr[i], indptr[i + 1]):
+                for e in range(ptr[u], ptr[u + 1]):
                     if code[e] != u:
                         e_i += np.uint64(numerators[e])
+                top = limbs - 1
+                while top > 0 and mass[u, top] == 0:
+                    top -= 1
+                if top == 0 and mass[u, 0] < e_i:
+                    continue                   # less than one push: it stays
                 rem = np.uint64(0)
-                nonzero = False
-                for l in range(limbs - 1, -1, -1):
+                for l in range(top, -1, -1):
                     cur = (rem << np.uint64(LIMB)) | mass[u, l]
                     q[l] = cur // e_i
                     rem = cur - q[l] * e_i
-                    nonzero = nonzero or q[l] != 0
-                if not nonzero:
-                    continue
                 moved = hi - lo > 1
-                mass[u, :] = 0
+                for l in range(top + 1):
+                    mass[u, l] = 0
                 mass[u, 0] = rem
-                for e in range(indptr[i], indptr[i + 1]):
+                for e in range(ptr[u], ptr[u + 1]):
                     t = code[e]
                     if t == u:
                         continue
                     c_e = np.uint64(numerators[e])
                     carry = np.uint64(0)
                     for l in range(limbs):
+                        if l > top and carry == 0:
+                            break
+                        qv = q[l] if l <= top else np.uint64(0)
                         if t < nu:
-                            v = mass[t, l] + q[l] * c_e + carry
+                            v = mass[t, l] + qv * c_e + carry
                             mass[t, l] = v & mask
                         else:
-                            v = entered[t - nu, l] + q[l] * c_e + carry
+                            v = entered[t - nu, l] + qv * c_e + carry
                             entered[t - nu, l] = v & mask
                         carry = v >> np.uint64(LIMB)
-                done += indptr[i + 1] - indptr[i]
+                done += ptr[u + 1] - ptr[u]
                 if done > work:
                     return -1
     return done
@@ -463,14 +466,25 @@ def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int],
     exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
     slot[targets.stop & (slot < 0)] = exit_slot
     slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
-    dst = chain.indices
-    code = np.where(pos[dst] >= 0, pos[dst], nu + slot[dst])
     # the walk's pattern among its own states, for its components
     src, entries = _row_entries(chain, u)
-    inside = pos[chain.indices[entries]] >= 0
+    dst = pos[chain.indices[entries]]
+    inside = dst >= 0
     sub_ptr = np.zeros(nu + 1, dtype=np.int64)
     np.cumsum(np.bincount(src[inside], minlength=nu), out=sub_ptr[1:])
-    comps = strong_components(sub_ptr, pos[chain.indices[entries][inside]])
+    comps = strong_components(sub_ptr, dst[inside])
+    # the states renumbered in the order they are pushed, their rows gathered so: the
+    # push then reads its arrays in order (Tarjan's post-order keeps a state's
+    # successors near it), not the chain's rows in a jumping order
+    order = comps.order
+    number = np.empty(nu, dtype=np.int64)
+    number[order] = np.arange(nu, dtype=np.int64)
+    lengths = np.diff(chain.indptr)[u][order]
+    ptr = np.zeros(nu + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    flat = np.repeat(chain.indptr[u][order] - ptr[:-1], lengths) + np.arange(ptr[-1])
+    to = pos[chain.indices[flat]]
+    code = np.where(to >= 0, number[to], nu + slot[chain.indices[flat]])
     limbs = bits // LIMB + 2
     mass = np.zeros((nu, limbs), dtype=np.uint64)
     entered = np.zeros((lost_slot + 1, limbs), dtype=np.uint64)
@@ -480,13 +494,13 @@ def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int],
     for i, p in targets.start:
         amount = (int(p.numerator) << bits) // int(p.denominator)
         if pos[i] >= 0:
-            mass[pos[i]] = _to_limbs(_from_limbs(mass[pos[i]]) + amount, limbs)
+            k = number[pos[i]]
+            mass[k] = _to_limbs(_from_limbs(mass[k]) + amount, limbs)
         else:
             amounts[int(slot[i])] = amounts.get(int(slot[i]), 0) + amount
             outside += amount
-    read = _push(chain.indptr.astype(np.int64), chain.indices.astype(np.int64),
-                 chain.numerators.astype(np.int64), u.astype(np.int64), code.astype(np.int64),
-                 comps.order, comps.start, mass, entered, PUSH_WORK * len(entries) + 1000)
+    read = _push(ptr, code.astype(np.int64), chain.numerators[flat].astype(np.int64),
+                 comps.start, mass, entered, PUSH_WORK * len(entries) + 1000)
     slots = [_from_limbs(entered[k]) + amounts.get(k, 0) for k in range(lost_slot + 1)]
     return slots, scale - sum(slots), read
 
