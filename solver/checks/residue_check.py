@@ -138,14 +138,13 @@ def solve_target_mod(system: LinearSystem, p: int, budget: int | None = None) ->
 
 
 @numba.njit(cache=True, nogil=True)
-def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                 np.ndarray, np.ndarray]:
+def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected components of the pattern ``i -> j`` (row i names
     unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
-    depth-first searches of its transpose in decreasing post-order, each finding one
-    component, sources of the pattern first. Returns the transpose (``users``,
-    ``by``: the rows that name unknown j), the component of each unknown, and the
-    unknowns component by component (``members``, in the order found)."""
+    depth-first searches of its transpose (``users``, ``by``: the rows that name
+    unknown j) in decreasing post-order, each finding one component, sources of the
+    pattern first. Returns the component of each unknown, and the unknowns component
+    by component (``members``, in the order found)."""
     n = indptr.shape[0] - 1
     users = np.zeros(n + 1, dtype=np.int64)
     for e in range(indices.shape[0]):
@@ -206,7 +205,7 @@ def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.n
                     stack[top] = w
                     top += 1
         count += 1
-    return component, members, users, by
+    return component, members
 
 
 @numba.njit(cache=True, nogil=True)
@@ -228,7 +227,7 @@ def _block_solve(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs:
     pivot vanishes modulo one of the primes, 2 where a component has more than
     ``limit`` unknowns."""
     n, m, count = indptr.shape[0] - 1, rhs.shape[1], primes.shape[0]
-    component, members, _, _ = _kosaraju(indptr, indices)
+    component, members = _kosaraju(indptr, indices)
     ncomp = component.max() + 1 if n else 0
     first = np.zeros(ncomp + 1, dtype=np.int64)
     for i in range(n):
