@@ -15,7 +15,10 @@ completes a component only after every component it reaches, so the numbers it g
 = b`` row by row in increasing component number therefore meets every unknown after
 the unknowns it depends on.
 
-One pass over the pattern, ``O(n + nnz)``; the CSR arrays are read as they are.
+One pass over the pattern, ``O(n + nnz)``; the CSR arrays are read as they are. The
+graph searches of :mod:`ladders.solver.chains.questions` are compiled here too
+(:func:`reach`, :func:`transposed`): this module is imported only where a chain is
+searched, so that a command that never does need not import numba.
 """
 
 from __future__ import annotations
@@ -85,6 +88,50 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.nda
                 if low[v] < low[u]:
                     low[u] = low[v]
     return comp, order, count
+
+
+@numba.njit(cache=True, nogil=True)
+def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The transpose of a CSR pattern (a counting sort): each row's list in increasing
+    order."""
+    n = indptr.shape[0] - 1
+    tindptr = np.zeros(n + 1, dtype=np.int64)
+    for e in range(indices.shape[0]):
+        tindptr[indices[e] + 1] += 1
+    for i in range(n):
+        tindptr[i + 1] += tindptr[i]
+    fill = tindptr[:-1].copy()
+    rows = np.empty(indices.shape[0], dtype=np.int64)
+    for i in range(n):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            rows[fill[j]] = i
+            fill[j] += 1
+    return tindptr, rows
+
+
+@numba.njit(cache=True, nogil=True)
+def reach(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
+            through: np.ndarray) -> None:
+    """Mark in ``seen`` every state reached from the marked ones (breadth first: a
+    model's states are numbered in the order its builder found them, breadth first,
+    so a queue reads the arrays nearly in order, where a stack jumps about), expanding
+    only states where ``through`` holds."""
+    queue = np.flatnonzero(seen)
+    tail = queue.shape[0]
+    queue = np.concatenate((queue, np.empty(seen.shape[0], dtype=np.int64)))
+    head = 0
+    while head < tail:
+        v = queue[head]
+        head += 1
+        if not through[v]:
+            continue
+        for e in range(indptr[v], indptr[v + 1]):
+            w = indices[e]
+            if not seen[w]:
+                seen[w] = True
+                queue[tail] = w
+                tail += 1
 
 
 @dataclass(frozen=True)

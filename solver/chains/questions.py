@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain, ChainError
@@ -137,49 +136,9 @@ class Plan:
 def transpose(chain: Chain) -> tuple[np.ndarray, np.ndarray]:
     """The predecessors of every state (CSR of ``P^T``'s pattern), each list in
     increasing order (a counting sort, compiled)."""
-    return _transpose(chain.indptr.astype(np.int64), chain.indices.astype(np.int64))
-
-
-@numba.njit(cache=True, nogil=True)
-def _transpose(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n = indptr.shape[0] - 1
-    tindptr = np.zeros(n + 1, dtype=np.int64)
-    for e in range(indices.shape[0]):
-        tindptr[indices[e] + 1] += 1
-    for i in range(n):
-        tindptr[i + 1] += tindptr[i]
-    fill = tindptr[:-1].copy()
-    rows = np.empty(indices.shape[0], dtype=np.int64)
-    for i in range(n):
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            rows[fill[j]] = i
-            fill[j] += 1
-    return tindptr, rows
-
-
-@numba.njit(cache=True, nogil=True)
-def _search(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
-            through: np.ndarray) -> None:
-    """Mark in ``seen`` every state reached from the marked ones (breadth first: a
-    model's states are numbered in the order its builder found them, breadth first,
-    so a queue reads the arrays nearly in order, where a stack jumps about), expanding
-    only states where ``through`` holds."""
-    queue = np.flatnonzero(seen)
-    tail = queue.shape[0]
-    queue = np.concatenate((queue, np.empty(seen.shape[0], dtype=np.int64)))
-    head = 0
-    while head < tail:
-        v = queue[head]
-        head += 1
-        if not through[v]:
-            continue
-        for e in range(indptr[v], indptr[v + 1]):
-            w = indices[e]
-            if not seen[w]:
-                seen[w] = True
-                queue[tail] = w
-                tail += 1
+    from ladders.solver.chains.components import transposed
+    return transposed(np.asarray(chain.indptr, dtype=np.int64),
+                      np.asarray(chain.indices, dtype=np.int64))
 
 
 def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
@@ -191,7 +150,8 @@ def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
     NumPy a level cost more than the whole search)."""
     seen = seeds.copy()
     every = np.ones(len(seeds), dtype=np.bool_) if through is None else through
-    _search(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), seen, every)
+    from ladders.solver.chains.components import reach
+    reach(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), seen, every)
     return seen
 
 

@@ -43,7 +43,8 @@ components of the walk's pattern, :mod:`ladders.solver.chains.components`; a wro
 order would only leave mass unpushed, so wider bounds, never wrong ones), sweeping a
 component of several states until none of them holds ``e_i`` units or a work budget
 runs out: a nearly acyclic chain is done in one pass over its transitions, compiled,
-in 32-bit limbs (:func:`pushed_bounds`; denominators below ``2^32``), where the
+in 32-bit limbs (:func:`pushed_bounds`, :mod:`ladders.solver.checks.push`; denominators
+below ``2^32``), where the
 step-by-step walk costs a Python step a level (nand 40-1: 481 levels, about 1 s). The
 mass left unpushed, the remainders included, is ``u`` as before. Questions with an
 expectation keep the walk (their upper bound needs ``M``).
@@ -68,9 +69,6 @@ from typing import Any
 
 import numpy as np
 
-import numba
-
-from ladders.solver.chains.components import strong_components
 from ladders.solver.chains.model import Chain
 from ladders.solver.chains.questions import INFINITY, Plan, Question, search, transpose
 from ladders.solver.checks.bounds import PIN_DIGITS
@@ -375,85 +373,14 @@ class _Walk:
 #: slowly (crowds, forwarding with probability 0.8: some 500 sweeps), and the walk
 #: takes the question instead, as before.
 PUSH_WORK = 8
-#: Limbs of the push's fixed point hold 32 bits each (a limb times a numerator below
-#: 2^32, plus a limb and a carry, stays below 2^64).
-LIMB = 32
-
-
-@numba.njit(cache=True, nogil=True)
-def _push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
-          mass: np.ndarray, entered: np.ndarray, work: int) -> int:
-    """Push ``mass`` (``[state, limb]``, little-endian 32-bit limbs) through the
-    components, states ``start[c]:start[c + 1]`` of the walk's states numbered in that
-    order, from the last component to the first (sources first), into
-    ``entered[slot, limb]``; state k's transitions are ``ptr[k]:ptr[k + 1]``, entry e
-    going to ``code[e]``: a state's number, or ``nu + slot``. Returns the transitions
-    read, or -1 where ``work`` ran out (mass is left)."""
-    nu, limbs = mass.shape
-    mask = np.uint64(0xFFFFFFFF)
-    q = np.empty(limbs, dtype=np.uint64)
-    done = 0
-    for c in range(start.shape[0] - 2, -1, -1):
-        lo, hi = start[c], start[c + 1]
-        moved = True
-        while moved:
-            moved = False
-            for u in range(lo, hi):
-                e_i = np.uint64(0)
-                for e in range(ptr[u], ptr[u + 1]):
-                    if code[e] != u:
-                        e_i += np.uint64(numerators[e])
-                top = limbs - 1
-                while top > 0 and mass[u, top] == 0:
-                    top -= 1
-                if top == 0 and mass[u, 0] < e_i:
-                    continue                   # less than one push: it stays
-                rem = np.uint64(0)
-                for l in range(top, -1, -1):
-                    cur = (rem << np.uint64(LIMB)) | mass[u, l]
-                    q[l] = cur // e_i
-                    rem = cur - q[l] * e_i
-                moved = hi - lo > 1
-                for l in range(top + 1):
-                    mass[u, l] = 0
-                mass[u, 0] = rem
-                for e in range(ptr[u], ptr[u + 1]):
-                    t = code[e]
-                    if t == u:
-                        continue
-                    c_e = np.uint64(numerators[e])
-                    carry = np.uint64(0)
-                    for l in range(limbs):
-                        if l > top and carry == 0:
-                            break
-                        qv = q[l] if l <= top else np.uint64(0)
-                        if t < nu:
-                            v = mass[t, l] + qv * c_e + carry
-                            mass[t, l] = v & mask
-                        else:
-                            v = entered[t - nu, l] + qv * c_e + carry
-                            entered[t - nu, l] = v & mask
-                        carry = v >> np.uint64(LIMB)
-                done += ptr[u + 1] - ptr[u]
-                if done > work:
-                    return -1
-    return done
-
-
-def _to_limbs(value: int, limbs: int) -> list[int]:
-    return [(value >> (LIMB * k)) & 0xFFFFFFFF for k in range(limbs)]
-
-
-def _from_limbs(row: np.ndarray) -> int:
-    return sum(int(v) << (LIMB * k) for k, v in enumerate(row.tolist()))
-
-
 def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int], int, int] | None:
     """The mass entered in each slot of ``targets`` (the probability answers' slots,
     then the other exits and the lost states) and the mass left unaccounted, in units
     of ``2^-bits``, pushed in topological order (module docstring), and the
     transitions read; None where a denominator is not below ``2^32`` (the walk takes
     those)."""
+    from ladders.solver.chains.components import strong_components
+    from ladders.solver.checks.push import LIMB, from_limbs, push, to_limbs
     u = targets.unknowns
     nu, n = len(u), chain.size
     if nu and int(chain.denominators[u].max()) >> LIMB:
@@ -495,13 +422,13 @@ def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int],
         amount = (int(p.numerator) << bits) // int(p.denominator)
         if pos[i] >= 0:
             k = number[pos[i]]
-            mass[k] = _to_limbs(_from_limbs(mass[k]) + amount, limbs)
+            mass[k] = to_limbs(from_limbs(mass[k]) + amount, limbs)
         else:
             amounts[int(slot[i])] = amounts.get(int(slot[i]), 0) + amount
             outside += amount
-    read = _push(ptr, code.astype(np.int64), chain.numerators[flat].astype(np.int64),
+    read = push(ptr, code.astype(np.int64), chain.numerators[flat].astype(np.int64),
                  comps.start, mass, entered, PUSH_WORK * len(entries) + 1000)
-    slots = [_from_limbs(entered[k]) + amounts.get(k, 0) for k in range(lost_slot + 1)]
+    slots = [from_limbs(entered[k]) + amounts.get(k, 0) for k in range(lost_slot + 1)]
     return slots, scale - sum(slots), read
 
 
