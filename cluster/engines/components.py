@@ -5,7 +5,8 @@ components of ``A``'s pattern in topological order, each solved modulo word prim
 (a one-unknown component in one pass over its row), then Chinese remaindering and
 rational reconstruction of the wanted unknowns only. It keeps no store: on the chains
 it is chosen for, the solve takes about as long as building the system (nand 40-1, 629,595
-unknowns: a third of a second), far less than a store's start.
+unknowns: 0.17 s), far less than a store's start; with ``--checkpoint`` a chain question
+goes to an engine that keeps one (:func:`~ladders.cluster.engines.choose_engine`).
 
 It is the default for a chain question whose components are small
 (:attr:`~ladders.solver.chains.problem.ChainProblem.topological`); a race of pieces

@@ -22,8 +22,8 @@ products and a residue add up below ``2^62`` before one reduction, which takes a
 float64 quotient estimate and one correction (no division instruction). The primes of
 a batch are solved together (the inner loops run over :data:`BATCH` primes, the
 pattern is read once a batch). Exact rationals (gmpy2 ``mpq``) in the same order were
-measured slower on the QVBS chains whose values grow (nand 40-1: hundreds of digits
-at most states; see docs/benchmarks.md).
+measured 11 to 160 times slower on crowds, egl and nand, and even on brp, whose answers
+have 1,421 digits (``scripts/bench_topological.py``; docs/benchmarks.md).
 
 Only the wanted unknowns (the target, or the start states a least or greatest is
 taken over) are reconstructed: running Chinese remainders (Garner), Wang's rational
@@ -31,7 +31,7 @@ reconstruction (the half-gcd of :func:`~ladders.solver.engines.series.reconstruc
 from every batch but the last, and the candidate must agree with the last batch's
 residues (:data:`BATCH` primes it was not built from) before it is taken: a wrong
 fraction ``u/v`` passes a prime q only if q divides ``u D - v N``, at most ``bits/29``
-of the ~2.6e7 primes in the range, so the chance is below ``(bits / 7.7e8)^8``.
+of the ~2.6e7 primes in the range, so the chance is below ``(bits / 7.5e8)^8``.
 The answer is then checked as every engine's is (bounds, residues), by code that
 shares nothing with this.
 """
