@@ -16,7 +16,7 @@ without solving (``Infinity``) and names each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -175,7 +175,8 @@ class ChainProblem:
         return list(values)
 
     def seats_from_solution(self, values: list[mpq],
-                            solution: Callable[[int], list[mpq]]) -> list[mpq]:
+                            solution: Callable[[int], Sequence[mpq] | Mapping[int, mpq]]
+                            ) -> list[mpq]:
         """The answers from an engine that gives every unknown (``solution(k)``: column
         k's whole solution): for a question :attr:`over` several start states, the
         column values from the start distribution (their average, what the system's

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -337,9 +338,11 @@ def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
     return {name: solved[name] if name in solved else plan.known[name] for name in plan.names}
 
 
-def state_values(plan: Plan, column: int, solution: list[mpq]) -> list[mpq]:
+def state_values(plan: Plan, column: int,
+                 solution: Sequence[mpq] | Mapping[int, mpq]) -> list[mpq]:
     """The answer of ``column`` from each state of the plan's start, given the
-    system's whole ``solution`` (one value per unknown, in ``plan.unknowns`` order): an
+    system's ``solution`` (one value per unknown, in ``plan.unknowns`` order, or only the
+    start's unknowns by their position, as the component solve gives them): an
     unknown's value, or the known value outside ``U`` (1 on the answer's hits, 0
     elsewhere)."""
     pos = {int(i): k for k, i in enumerate(plan.unknowns.tolist())}
