@@ -43,7 +43,7 @@ def solve(problem: Problem, engine: str | None = None, request: SolveRequest | N
     """
     started = time.perf_counter() if started is None else started
     request = request or SolveRequest.build(**options)
-    driver = get_engine(engine) if engine else choose_engine(problem)
+    driver = get_engine(engine) if engine else choose_engine(problem, request)
     check_request(driver, problem, request)
     return session.solve(driver, problem, request, progress, should_stop, started)
 

@@ -16,8 +16,16 @@ be equal (``==``), to each other and to the QVBS reference values in
 their ratio. Instances whose Storm reference took longer than ``--max-ref`` seconds in
 2018 are left out unless named.
 
-Run: ``python scripts/bench_chains.py [--runs 3] [--only brp,crowds] [--max-ref 600]``.
-Prints a table and one JSON line.
+``--baseline COMMIT`` adds ladders at that commit as a third contender (a checkout of
+it, each run in a fresh process: the figures before and after a change, side by side).
+``--memory`` runs each ladders contender once more per run, in a fresh process that
+builds the chain with ladders' own PRISM builder and then times every property from
+the chain in memory to its verified answer (``ladders.cluster.runs.solve``: the
+engine the project picks, every check); Storm's figure beside it is its model checking
+after its build.
+
+Run: ``python scripts/bench_chains.py [--runs 3] [--only brp,crowds] [--max-ref 600]
+[--baseline 47be004] [--memory]``. Prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from fresh import ROOT, run
+from fresh import ROOT, baseline, run
 
 QVBS = ROOT.parent / "shared" / "qvbs"
 
@@ -48,6 +56,7 @@ if constants:
 built = stormpy.build_model[stormpy.Rational](model, props)
 out = {}
 inits = list(built.initial_states)
+t1 = time.perf_counter()
 for prop in props:
     result = stormpy.model_checking(built, prop, only_initial_states=True)
     values = [result.get_value(i) if hasattr(result, "get_value") else result[i] for i in inits]
@@ -58,7 +67,24 @@ for prop in props:
              sum(values[1:], values[0]) / len(values) if how.startswith("the average")
              else values[0])
     out[prop.get_name()] = str(value).lower() if isinstance(value, bool) else str(value)
-print(json.dumps({"values": out, "states": built.nr_states, "seconds": time.perf_counter() - t0}))
+t2 = time.perf_counter()
+print(json.dumps({"values": out, "states": built.nr_states, "seconds": t2 - t0, "check": t2 - t1}))
+"""
+
+MEMORY = r"""
+import json, sys, time
+from ladders.solver.chains.formats import load_chain
+from ladders.solver.chains.problem import ChainProblem
+from ladders.cluster.runs import solve
+model, props, constants = sys.argv[1], sys.argv[2], sys.argv[3]
+t0 = time.perf_counter()
+loaded = load_chain(model, constants=constants or None, properties=props)
+t1 = time.perf_counter()
+problems = [ChainProblem(loaded.chain, q) for q in loaded.questions]
+solutions = [solve(p) for p in problems if p.solvable]
+t2 = time.perf_counter()
+print(json.dumps({"build": t1 - t0, "memory": t2 - t1, "passed": all(s.passed for s in solutions),
+                  "engines": sorted({s.engine for s in solutions})}))
 """
 
 
@@ -114,10 +140,31 @@ def ladders_values(data: dict) -> dict[str, str]:
     return out
 
 
+def timed(cmd: list[str], env: dict[str, str] | None, figures: list[float],
+          peaks: list[float] | None = None) -> dict | None:
+    """Run ``cmd`` in a fresh process; its wall time into ``figures`` (inf where it did
+    not finish) and its peak memory in MB into ``peaks``; its stdout as JSON (its last
+    line where more came before; None where it did not finish)."""
+    try:
+        res = run(cmd, env=env)
+    except SystemExit:
+        figures.append(math.inf)
+        return None
+    figures.append(res["wall"])
+    if peaks is not None:
+        peaks.append(res["peak_mb"])
+    try:
+        return json.loads(res["stdout"])
+    except json.JSONDecodeError:  # Storm warns on stdout before its line
+        return json.loads(res["stdout"].strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each contender")
     parser.add_argument("--only", default=None, help="families, comma-separated")
+    parser.add_argument("--names", default=None,
+                        help="instances, comma-separated (e.g. 'nand 40-1,crowds 4-20')")
     parser.add_argument("--max-ref", type=float, default=120.0,
                         help="leave out instances whose 2018 Storm reference took longer")
     parser.add_argument("--models", default=str(QVBS), help="the QVBS folders")
@@ -126,8 +173,25 @@ def main() -> None:
     parser.add_argument("--instance", action="append", default=[], metavar="MODEL,PROPS[,CONSTANTS]",
                         help="also a model from elsewhere (e.g. QVBS's herman from the qcomp "
                              "repository); its answers are compared between the two tools only")
+    parser.add_argument("--baseline", default=None, metavar="COMMIT",
+                        help="also ladders at COMMIT, side by side (before and after)")
+    parser.add_argument("--memory", action="store_true",
+                        help="also the time from the chain in memory to the verified answers")
+    parser.add_argument("--no-storm", action="store_true",
+                        help="ladders alone, against the QVBS references (instances Storm "
+                             "takes minutes on)")
     args = parser.parse_args()
+    if args.baseline:
+        with baseline(args.baseline) as (_, env):
+            bench(args, env)
+    else:
+        bench(args, None)
+
+
+def bench(args: argparse.Namespace, before_env: dict[str, str] | None) -> None:
+    """Every instance asked, each contender in a fresh process, alternating."""
     only = set(args.only.split(",")) if args.only else None
+    names = set(args.names.split(",")) if args.names else None
     rows = []
     extra = []
     for text in args.instance:
@@ -135,45 +199,57 @@ def main() -> None:
         extra.append({"name": Path(model).stem, "model": model, "props": props,
                       "constants": rest[0] if rest else "", "reference": {},
                       "reference_seconds": None})
-    print(f"{'instance':22} {'states':>9} {'ladders s':>18} {'storm s':>18} {'storm/ladders':>13}  equal")
-    for inst in (instances(Path(args.models), only, args.max_ref) if not extra or only else []) + extra:
-        lad_cmd = [sys.executable, "-m", "ladders.cluster.cli", "solve", inst["model"],
-                   "--properties", inst["props"], "--json"]
-        if inst["constants"]:
-            lad_cmd += ["--constants", inst["constants"]]
-        storm_cmd = [sys.executable, "-c", STORM, inst["model"], inst["props"], inst["constants"]]
-        figures: dict[str, list[float]] = {"ladders": [], "storm": []}
-        values: dict[str, dict[str, str]] = {}
-        states = 0
+    ladders_runs = {"ladders": None, **({"before": before_env} if before_env is not None else {})}
+    head = "".join(f" {name + ' s':>10}" for name in ladders_runs) + f" {'storm s':>10}"
+    if args.memory:
+        head += "".join(f" {name + ' mem s':>14}" for name in ladders_runs) + f" {'storm chk s':>12}"
+    print(f"{'instance':22} {'states':>10}{head} {'storm/ladders':>13}  equal")
+    found = instances(Path(args.models), only, args.max_ref if not names else math.inf)
+    if names:
+        found = [inst for inst in found if inst["name"] in names]
+    for inst in (found if not extra or only or names else []) + extra:
+        base = ["-m", "ladders.cluster.cli", "solve", inst["model"], "--properties", inst["props"],
+                "--json"] + (["--constants", inst["constants"]] if inst["constants"] else [])
         limit = ["timeout", str(args.timeout)]
+        storm_cmd = [sys.executable, "-c", STORM, inst["model"], inst["props"], inst["constants"]]
+        memory_cmd = [sys.executable, "-c", MEMORY, inst["model"], inst["props"], inst["constants"]]
+        figures: dict[str, list[float]] = {name: [] for name in [*ladders_runs, "storm"]}
+        memory: dict[str, list[float]] = {name: [] for name in [*ladders_runs, "storm"]}
+        values: dict[str, dict[str, str]] = {}
+        engines: dict[str, list[str]] = {}
+        states = 0
+        peaks: dict[str, list[float]] = {name: [] for name in ladders_runs}
         for _ in range(args.runs):
-            try:
-                res = run(limit + lad_cmd)
-            except SystemExit:
-                figures["ladders"].append(math.inf)
-            else:
-                figures["ladders"].append(res["wall"])
-                data = json.loads(res["stdout"])
-                assert all(r["verified"]["passed"] for r in data["results"]), inst["name"]
-                values["ladders"], states = ladders_values(data), data["states"]
-            try:
-                res = run(limit + storm_cmd)
-            except SystemExit:
-                figures["storm"].append(math.inf)
-            else:
-                figures["storm"].append(res["wall"])
-                storm = json.loads(res["stdout"].strip().splitlines()[-1])  # Storm warns on stdout
+            for name, env in ladders_runs.items():
+                data = timed(limit + [sys.executable, *base], env, figures[name], peaks[name])
+                if data is not None:
+                    assert all(r["verified"]["passed"] for r in data["results"]), inst["name"]
+                    values[name], states = ladders_values(data), data["states"]
+                if args.memory:
+                    mem = timed(limit + memory_cmd, env, [])
+                    memory[name].append(math.inf if mem is None else mem["memory"])
+                    if mem is not None:
+                        assert mem["passed"], inst["name"]
+                        engines[name] = mem["engines"]
+            storm = None if args.no_storm else timed(limit + storm_cmd, None, figures["storm"])
+            if storm is not None:
                 values["storm"], states = storm["values"], storm["states"]
+                memory["storm"].append(storm["check"])
         # each tool's answers against the other's and the references, where they finished
         refs = {**inst["reference"], **values.get("storm", {})}
-        equal = all(same(values["ladders"][k], v) for k, v in refs.items()
-                    if k in values.get("ladders", {}))
-        lad, sto = statistics.median(figures["ladders"]), statistics.median(figures["storm"])
-        row = {"instance": inst["name"], "states": states, "ladders": figures["ladders"],
-               "storm": figures["storm"], "ratio": sto / lad, "equal": equal}
+        equal = all(same(values[name][k], v) for name in ladders_runs if name in values
+                    for k, v in refs.items() if k in values[name])
+        med = {name: statistics.median(f) if f else math.nan for name, f in figures.items()}
+        row = {"instance": inst["name"], "states": states, **figures, "peak_mb": peaks,
+               "ratio": med["storm"] / med["ladders"], "equal": equal}
+        line = "".join(f" {med[name]:10.2f}" for name in ladders_runs) + f" {med['storm']:10.2f}"
+        if args.memory:
+            mem_med = {name: statistics.median(f) for name, f in memory.items() if f}
+            row.update(memory=memory, engines=engines)
+            line += "".join(f" {mem_med.get(name, math.inf):14.2f}" for name in ladders_runs)
+            line += f" {mem_med.get('storm', math.inf):12.2f}"
         rows.append(row)
-        print(f"{inst['name']:22} {states:9,} {min(figures['ladders']):8.2f} {lad:8.2f} "
-              f"{min(figures['storm']):8.2f} {sto:8.2f} {sto / lad:13.2f}  {equal}", flush=True)
+        print(f"{inst['name']:22} {states:10,}{line} {row['ratio']:13.2f}  {equal}", flush=True)
     print(json.dumps({"rows": rows}))
 
 

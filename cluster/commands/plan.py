@@ -133,13 +133,20 @@ def meeting_plan(board: Any, players: int, as_json: bool) -> None:
     chain, size = problem.chain, problem.size
     engine = choose_engine(problem)
     sparse = problem.sparse
+    found = problem.structure
     data = {"board": board.name, "players": players, "meet": board.meet, "states": chain.size,
             "transitions": chain.nnz, "unknowns": size.unknowns, "nonzeros": size.nonzeros,
-            "answers": size.columns, "sparse": sparse, "engine": engine.name}
+            "answers": size.columns, "sparse": sparse, "engine": engine.name,
+            "components": found.components.count, "largest_component": found.largest,
+            "topological": problem.topological}
     lines = [f"{board.name}, {players} players, {board.meet} rule: one joint chain",
              f"  states       {chain.size:,} ({chain.nnz:,} transitions)",
              f"  unknowns     {size.unknowns:,}, at most {size.nonzeros:,} nonzeros, "
              f"{size.columns} answers",
+             f"  components   {found.describe()}: " + (
+                 "the component solve applies" if problem.topological else
+                 f"too large for the component solve ({found.dense_work:,} products a prime "
+                 "in its dense solves)"),
              "  elimination  " + ("cheap in one process (its symbolic fill is within budget)"
                                   if sparse else "past the budget of one process's "
                                   "fraction-free elimination"),

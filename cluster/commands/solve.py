@@ -261,13 +261,14 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
             from ladders.cluster.runs import known_solution
             solutions.append(known_solution(problem, t0))
             continue
-        driver = get_engine(engine) if engine else choose_engine(problem)
+        driver = get_engine(engine) if engine else choose_engine(problem, request)
         try:
             check_request(driver, problem, request)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+        why = driver.why(problem)
         click.echo(f"solving {problem.describe()}: {problem.unknowns:,} unknowns "
-                   f"({driver.name} engine)", err=True)
+                   f"({driver.name} engine{': ' + why if why else ''})", err=True)
         with interruptible() as stop, task_bar(driver.unit) as bar:
             solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                                  started=t0)
@@ -446,7 +447,9 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"graph        {report['graph']['what']}: {mark(report['graph']['passed'])}")
     b = report.get("bounds")
     if b is not None:
-        walked = f"{b['moves']:,} moves" if "moves" in b else f"{b['steps']:,} steps"
+        walked = (f"{b['moves']:,} moves" if "moves" in b else
+                  f"one push in topological order ({b['steps']:,} transitions read)"
+                  if b.get("method") == "push" else f"{b['steps']:,} steps")
         lines.append(f"bounds       inside the Markov bounds after {walked}, {b['digits']} "
                      f"digits agree: {mark(b['passed'])}")
         lines += [f"             ({a['name']}: {a['unproved']})" for a in b.get("answers", ())

@@ -11,7 +11,8 @@ code branches on an engine's name. Adding an engine adds files, as xarray's back
 do: a module here, or any installed package that declares one under the entry point
 group ``ladders.engines`` (``toy = "my_package.engine:ENGINE"``).
 
-The drivers here: :mod:`.series`, :mod:`.modular`, :mod:`.crt` and :mod:`.elimination`;
+The drivers here: :mod:`.series`, :mod:`.modular`, :mod:`.crt`, :mod:`.elimination` and
+:mod:`.components`;
 :mod:`.prime_batches` is what crt and series share (batches of primes as tasks).
 """
 
@@ -234,6 +235,11 @@ class Engine(abc.ABC):
         system = problem.system
         return f"{system.description}: {system.size:,} unknowns, {system.nnz:,} nonzeros"
 
+    def why(self, problem: Problem) -> str | None:
+        """Why this engine suits ``problem``, in one phrase for the solve's opening
+        line (None: nothing beyond its name)."""
+        return None
+
     def digest(self, problem: Problem) -> str:
         """What a store records to refuse resuming another problem (run.json)."""
         return problem.system.digest()
@@ -410,10 +416,15 @@ def get_engine(name: str) -> Engine:
         raise ValueError(f"unknown engine {name!r}; use one of {', '.join(engines())}") from None
 
 
-def choose_engine(problem: Problem) -> Engine:
-    """The preferred engine for ``problem`` (see :meth:`Engine.preference`)."""
+def choose_engine(problem: Problem, request: SolveRequest | None = None) -> Engine:
+    """The preferred engine for ``problem`` (see :meth:`Engine.preference`) among those
+    that take every option ``request`` gives (``--checkpoint`` asks for an engine that
+    keeps a store: a chain question then goes to the elimination engine, not the
+    component solve)."""
+    given = request.given() if request is not None else set()
     ranked = [(pref, name) for name, e in engines().items()
-              if (pref := e.preference(problem)) is not None]
+              if all(takes(e, option) for option in given)
+              and (pref := e.preference(problem)) is not None]
     if not ranked:
         why = "; ".join(f"the {name} engine: {reason}" for name, e in engines().items()
                         if (reason := e.declines(problem)))

@@ -1,7 +1,8 @@
 """Any finite absorbing Markov chain with exact probabilities: the chain
 (:mod:`.model`: ``Chain``, checked once by ``ChainBuilder``), what is asked of it and the
 system that answers it (:mod:`.questions`), a question in the shape the engines take
-(:mod:`.problem`: ``ChainProblem``), the files it is read from (:mod:`.formats`), and
-the model checkers' languages built into a chain: a program of typed expressions
+(:mod:`.problem`: ``ChainProblem``), the files it is read from (:mod:`.formats`), the
+model checkers' languages built into a chain: a program of typed expressions
 (:mod:`.symbolic`), explored a frontier at a time (:mod:`.explore`) with its states in a
-compiled hash table (:mod:`.state_table`)."""
+compiled hash table (:mod:`.state_table`); and :mod:`.components`: the strongly
+connected components of a pattern in topological order (Tarjan, compiled)."""

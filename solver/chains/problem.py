@@ -16,7 +16,7 @@ without solving (``Infinity``) and names each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
+    from ladders.solver.engines.components import Structure
     from ladders.solver.engines.elimination_plan import Analysis
 
 
@@ -111,6 +112,24 @@ class ChainProblem:
         return ChainSize(self.unknowns, nnz, len(self.plan.columns))
 
     @cached_property
+    def structure(self) -> Structure:
+        """The strongly connected components of the system's pattern, in topological
+        order, and their pivots (:func:`~ladders.solver.engines.components.structure`):
+        one pass over the system (nand 40-1: 0.16 s)."""
+        from ladders.solver.engines.components import structure
+        return structure(self.system)
+
+    @property
+    def topological(self) -> bool:
+        """Whether the component solve fits: the dense solves of the components of more
+        than one unknown stay within
+        :data:`~ladders.solver.engines.components.DENSE_WORK` products a prime (the
+        model checkers' chains: nand has no cycle, crowds' largest component has 30
+        states; pieces that meet and herman's rings are one large component)."""
+        from ladders.solver.engines.components import DENSE_WORK
+        return self.structure.dense_work <= DENSE_WORK
+
+    @cached_property
     def symbolic(self) -> tuple[list[int], Analysis] | None:
         """The default pivot order and its symbolic elimination, where the elimination in
         this process is cheap (:attr:`sparse`); None where it is not. The elimination's
@@ -156,7 +175,8 @@ class ChainProblem:
         return list(values)
 
     def seats_from_solution(self, values: list[mpq],
-                            solution: Callable[[int], list[mpq]]) -> list[mpq]:
+                            solution: Callable[[int], Sequence[mpq] | Mapping[int, mpq]]
+                            ) -> list[mpq]:
         """The answers from an engine that gives every unknown (``solution(k)``: column
         k's whole solution): for a question :attr:`over` several start states, the
         column values from the start distribution (their average, what the system's

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -134,39 +135,24 @@ class Plan:
 
 
 def transpose(chain: Chain) -> tuple[np.ndarray, np.ndarray]:
-    """The predecessors of every state (CSR of ``P^T``'s pattern)."""
-    order = np.argsort(chain.indices, kind="stable")
-    rows = np.repeat(np.arange(chain.size, dtype=np.int64), np.diff(chain.indptr))
-    tindptr = np.zeros(chain.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(chain.indices, minlength=chain.size), out=tindptr[1:])
-    return tindptr, rows[order]
-
-
-def _gather(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The concatenated index lists of ``rows`` in a CSR pattern."""
-    starts, ends = indptr[rows], indptr[rows + 1]
-    lengths = ends - starts
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-    return indices[offsets + np.arange(total, dtype=np.int64)]
+    """The predecessors of every state (CSR of ``P^T``'s pattern), each list in
+    increasing order (a counting sort, compiled)."""
+    from ladders.solver.chains.components import transposed
+    return transposed(np.asarray(chain.indptr, dtype=np.int64),
+                      np.asarray(chain.indices, dtype=np.int64))
 
 
 def search(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray,
            through: np.ndarray | None = None) -> np.ndarray:
     """Boolean mask of the states reached from ``seeds`` (a mask) along the pattern
     ``indptr, indices`` (forward: the chain's; backward: :func:`transpose`'s),
-    expanding only states where ``through`` holds (None: all)."""
+    expanding only states where ``through`` holds (None: all). Compiled: one pass,
+    ``O(n + nnz)`` (a model checker's chain is hundreds of levels deep, and a step of
+    NumPy a level cost more than the whole search)."""
     seen = seeds.copy()
-    frontier = np.flatnonzero(seeds)
-    while frontier.size:
-        if through is not None:
-            frontier = frontier[through[frontier]]
-        nxt = _gather(indptr, indices, frontier)
-        nxt = np.unique(nxt[~seen[nxt]])
-        seen[nxt] = True
-        frontier = nxt
+    every = np.ones(len(seeds), dtype=np.bool_) if through is None else through
+    from ladders.solver.chains.components import reach
+    reach(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), seen, every)
     return seen
 
 
@@ -245,76 +231,104 @@ def _single_unknown(start: tuple[tuple[int, mpq], ...], unknowns: np.ndarray) ->
 
 def build_system(chain: Chain, question: Question, plan: Plan) -> LinearSystem:
     """``A x = B`` of ``question`` on ``plan``'s unknowns (see the module docstring);
-    ``OverflowError`` where an entry needs more than 62 bits."""
+    ``OverflowError`` where an entry needs more than 62 bits.
+
+    Whole arrays at once, no Python step a row or a transition: the transitions of
+    ``U``'s rows are gathered from the chain's CSR arrays, an entry ``-f_i c_ij`` goes
+    to ``A`` where ``j`` is in ``U`` and to ``B``'s column of every answer that is 1
+    on ``j`` otherwise, and a self-loop ``c_ii`` is taken off the diagonal
+    ``f_i d_i`` (``f_i``: the reward's denominator at i, else 1). The arithmetic is
+    in ``int64`` where the largest ``d_i f_i`` and ``d_i rho_num(i)`` (every entry
+    and right-hand side is at most one of them in size) fit in 62 bits, else in
+    Python integers, checked entry by entry."""
     n = chain.size
+    rows_u = plan.unknowns.astype(np.int64)
+    k, m = len(rows_u), len(plan.columns)
     pos = np.full(n, -1, dtype=np.int64)
-    pos[plan.unknowns] = np.arange(len(plan.unknowns), dtype=np.int64)
-    m = len(plan.columns)
-    # the values outside U, one column per answer the system solves for
-    const = np.zeros((n, m), dtype=np.int64)
-    for c, name in enumerate(plan.columns):
-        if name in plan.hits:
-            const[plan.hits[name], c] = 1
-    # per-row scale: the row's denominator, times the reward's denominator there
-    rows_u = plan.unknowns
-    den = chain.denominators[rows_u]
-    scale = np.ones(len(rows_u), dtype=np.int64)
-    reward_rhs = None
-    if question.kind == "reward" or "steps" in plan.columns:
-        if question.kind == "reward" and question.reward is not None:
-            rnum, rden = chain.rewards[question.reward]
-            scale = rden[rows_u].astype(np.int64)
-            reward_rhs = [int(d) * int(r) for d, r in zip(den.tolist(), rnum[rows_u].tolist())]
-        else:
-            reward_rhs = den.tolist()
-    rows: list[list[tuple[int, int]]] = []
-    rhs = np.zeros((len(rows_u) + (1 if plan.start_row else 0), max(m, 1)), dtype=object)
+    pos[rows_u] = np.arange(k, dtype=np.int64)
+    den = chain.denominators[rows_u].astype(np.int64)
+    # per-row scale f (the reward's denominator) and the expectation's right-hand side
+    scale = np.ones(k, dtype=np.int64)
+    expect = None
+    if question.kind == "reward" and question.reward is not None:
+        rnum, rden = chain.rewards[question.reward]
+        scale = rden[rows_u].astype(np.int64)
+        expect = (den, rnum[rows_u].astype(np.int64))
+    elif question.kind == "reward" or "steps" in plan.columns:
+        expect = (den, np.ones(k, dtype=np.int64))
     steps_col = plan.columns.index("steps") if "steps" in plan.columns else (
         0 if question.kind == "reward" else -1)
-    indptr, indices, nums = chain.indptr, chain.indices, chain.numerators
-    for r, i in enumerate(rows_u.tolist()):
-        f = int(scale[r])
-        lo, hi = int(indptr[i]), int(indptr[i + 1])
-        row: dict[int, int] = {r: int(den[r]) * f}
-        for j, c in zip(indices[lo:hi].tolist(), nums[lo:hi].tolist()):
-            pj = int(pos[j])
-            if pj >= 0:
-                row[pj] = row.get(pj, 0) - c * f
-            else:
-                for col in range(m):
-                    if const[j, col]:
-                        rhs[r, col] += c * f * int(const[j, col])
-        if steps_col >= 0 and reward_rhs is not None:
-            rhs[r, steps_col] += reward_rhs[r]
-        rows.append(list(row.items()))
-    target = pos[plan.start[0][0]] if not plan.start_row else len(rows_u)
+    limit = MAX_ROW_DENOMINATOR
+    widest = _largest(den) * max(_largest(scale), _largest(expect[1]) if expect else 1)
+    kind = np.int64 if widest <= limit else object
+    # the transitions of U's rows, row by row: owner r, destination j, numerator c
+    starts, lengths = chain.indptr[rows_u], np.diff(chain.indptr)[rows_u]
+    total = int(lengths.sum())
+    owner = np.repeat(np.arange(k, dtype=np.int64), lengths)
+    flat = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total, dtype=np.int64)
+    dest = pos[chain.indices[flat]]
+    weight = chain.numerators[flat].astype(kind) * scale.astype(kind)[owner]
+    inside = dest >= 0
+    loop = inside & (dest == owner)
+    diagonal = den.astype(kind) * scale.astype(kind)
+    np.subtract.at(diagonal, owner[loop], weight[loop])
+    off = inside & ~loop
+    rhs = np.zeros((k + int(plan.start_row), max(m, 1)), dtype=kind)
+    outside = ~inside
+    exits, exit_owner = chain.indices[flat[outside]], owner[outside]
+    for c, name in enumerate(plan.columns):
+        if name in plan.hits:
+            hit = np.zeros(n, dtype=bool)
+            hit[plan.hits[name]] = True
+            chosen = hit[exits]
+            np.add.at(rhs[:, c], exit_owner[chosen], weight[outside][chosen])
+    if expect is not None and steps_col >= 0:
+        rhs[:k, steps_col] += expect[0].astype(kind) * expect[1].astype(kind)
+    row_of = np.concatenate([owner[off], np.arange(k, dtype=np.int64)])
+    col_of = np.concatenate([dest[off], np.arange(k, dtype=np.int64)])
+    value = np.concatenate([-weight[off], diagonal])
     if plan.start_row:
         d = 1
         for _, p in plan.start:
             d = math.lcm(d, int(p.denominator))
-        row = {len(rows_u): d}
-        r = len(rows_u)
-        for k, p in plan.start:
-            w = int(p.numerator) * (d // int(p.denominator))
-            pk = int(pos[k])
-            if pk >= 0:
-                row[pk] = row.get(pk, 0) - w
-            else:
-                for col in range(m):
-                    rhs[r, col] += w * int(const[k, col])
-        rows.append(list(row.items()))
-    limit = MAX_ROW_DENOMINATOR
-    for row in rows:
-        for _, v in row:
-            if abs(v) > limit:
-                raise OverflowError(f"{chain.name}: an entry of the system needs more than 62 bits "
-                                    "(a row's denominator times a reward's); scale the rewards")
-    if any(abs(int(v)) > limit for v in rhs.flat):
-        raise OverflowError(f"{chain.name}: a right-hand side needs more than 62 bits; scale "
-                            "the rewards")
-    labels = [(int(i),) for i in rows_u.tolist()] + ([(n,)] if plan.start_row else [])
-    return LinearSystem.from_rows(rows, rhs.astype(np.int64), labels, int(target),
-                                  f"{chain.name}: {question.describe()}")
+        starts_at = np.array([i for i, _ in plan.start], dtype=np.int64)
+        w = [int(p.numerator) * (d // int(p.denominator)) for _, p in plan.start]
+        if max([d, *w]) > limit:
+            raise OverflowError(f"{chain.name}: the start distribution's common denominator "
+                                "needs more than 62 bits")
+        w = np.array(w, dtype=kind)
+        at = pos[starts_at]
+        for c, name in enumerate(plan.columns):
+            if name in plan.hits:
+                hit = np.zeros(n, dtype=bool)
+                hit[plan.hits[name]] = True
+                rhs[k, c] = w[(at < 0) & hit[starts_at]].sum()
+        row_of = np.concatenate([row_of, np.full(int((at >= 0).sum()) + 1, k, dtype=np.int64)])
+        col_of = np.concatenate([col_of, at[at >= 0], [k]])
+        value = np.concatenate([value, -w[at >= 0], np.array([d], dtype=kind)])
+    keep = value != 0
+    row_of, col_of, value = row_of[keep], col_of[keep], value[keep]
+    if kind is object:
+        if max(_largest(value), _largest(rhs)) > limit:
+            raise OverflowError(f"{chain.name}: an entry of the system needs more than 62 bits "
+                                "(a row's denominator times a reward's); scale the rewards")
+    size = k + int(plan.start_row)
+    # by row, then column: the entries come as two sorted runs where the chain's rows
+    # are sorted (the transitions, then the diagonal), which a merge sort joins in one pass
+    order = np.argsort(row_of * (size + 1) + col_of, kind="stable")
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of, minlength=size), out=indptr[1:])
+    labels = tuple(zip(rows_u.tolist())) + (((n,),) if plan.start_row else ())  # 1-tuples
+    target = k if plan.start_row else int(pos[plan.start[0][0]])
+    return LinearSystem(indptr=indptr, indices=col_of[order].astype(np.int64),
+                        data=value[order].astype(np.int64), rhs=rhs.astype(np.int64),
+                        labels=labels, target=target,
+                        description=f"{chain.name}: {question.describe()}")
+
+
+def _largest(values: np.ndarray) -> int:
+    """The largest magnitude among ``values`` as a Python integer (0 if none)."""
+    return max((abs(int(v)) for v in (values.max(initial=0), values.min(initial=0))), default=0)
 
 
 def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
@@ -324,9 +338,11 @@ def answers(plan: Plan, values: list[mpq]) -> dict[str, mpq | str]:
     return {name: solved[name] if name in solved else plan.known[name] for name in plan.names}
 
 
-def state_values(plan: Plan, column: int, solution: list[mpq]) -> list[mpq]:
+def state_values(plan: Plan, column: int,
+                 solution: Sequence[mpq] | Mapping[int, mpq]) -> list[mpq]:
     """The answer of ``column`` from each state of the plan's start, given the
-    system's whole ``solution`` (one value per unknown, in ``plan.unknowns`` order): an
+    system's ``solution`` (one value per unknown, in ``plan.unknowns`` order, or only the
+    start's unknowns by their position, as the component solve gives them): an
     unknown's value, or the known value outside ``U`` (1 on the answer's hits, 0
     elsewhere)."""
     pos = {int(i): k for k, i in enumerate(plan.unknowns.tolist())}

@@ -1,5 +1,7 @@
 """Checks that do not trust an engine: exact Markov bounds of races (:mod:`.bounds`)
-and of any chain question (:mod:`.chain_bounds`), Monte Carlo of races
+and of any chain question (:mod:`.chain_bounds`; its compiled push :mod:`.push`),
+Monte Carlo of races
 (:mod:`.simulate`) and of chains (:mod:`.simulate_chain`), the independent solve modulo
-random primes (:mod:`.residue_check`) and a chain question's own system for it
+random primes (:mod:`.residue_check`; its compiled block solve :mod:`.blocks`) and a
+chain question's own system for it
 (:mod:`.reference`), and the verification tiers (:mod:`.verify`)."""

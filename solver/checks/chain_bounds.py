@@ -33,6 +33,22 @@ is worth at most 1 (a probability) or ``M``. ``B`` (:func:`fixed_point_bits`) ke
 :data:`HEADROOM_BITS` bits of drops (under ``d_i`` units a row a step) below the
 digits asked and :data:`~ladders.solver.checks.bounds.PIN_DIGITS` more.
 
+**Pushed in topological order** (issue 52): the identity above holds for any order in
+which mass is pushed, not only for synchronous steps. Pushing the mass ``m`` of state
+i sends ``floor(m / e_i) c_ij`` to each ``j != i`` with ``e_i = d_i - c_ii`` (a
+self-loop folded into the row: ``x(i) = sum_{j != i} c_ij x(j) / e_i``) and leaves
+``m mod e_i < e_i`` units on i, worth at most ``x(i)``. So for a probability question
+the walk's states are pushed component by component in topological order (Tarjan's
+components of the walk's pattern, :mod:`ladders.solver.chains.components`; a wrong
+order would only leave mass unpushed, so wider bounds, never wrong ones), sweeping a
+component of several states until none of them holds ``e_i`` units or a work budget
+runs out: a nearly acyclic chain is done in one pass over its transitions, compiled,
+in 32-bit limbs (:func:`pushed_bounds`, :mod:`ladders.solver.checks.push`; denominators
+below ``2^32``), where the
+step-by-step walk costs a Python step a level (nand 40-1: 481 levels, about 1 s). The
+mass left unpushed, the remainders included, is ``u`` as before. Questions with an
+expectation keep the walk (their upper bound needs ``M``).
+
 Floats were the alternative: with Higham's ``gamma_k`` for a sum of k nonnegative
 terms, and ``P(i, j)`` rounded once, a step may lose ``(k + 2) 2^-53`` of its mass, so
 N steps cap the agreement near ``16 - log10(N k)`` digits, short of the 16 the board
@@ -47,6 +63,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +134,12 @@ def ending_groups(chain: Chain) -> dict[str, list[int]]:
     return groups
 
 
+#: The targets found for each chain (the bounds, their report and the residue check's
+#: own system ask the same; on nand 40-1 each finding is about 0.2 s of searches), kept
+#: as long as the chain is.
+_FOUND: weakref.WeakKeyDictionary[Chain, dict[tuple[Any, ...], Targets]] = weakref.WeakKeyDictionary()
+
+
 def question_targets(chain: Chain, question: Question, names: tuple[str, ...],
                      only: int | None = None) -> Targets:
     """The :class:`Targets` of ``question`` whose answers are called ``names`` (the
@@ -124,7 +147,18 @@ def question_targets(chain: Chain, question: Question, names: tuple[str, ...],
     one answer of a ``reach`` or ``reward`` question), from the chain and the
     question alone: its own graph searches, its own start (for the least expectation
     over several initial states, those whose expectation is finite, if any; ``only``:
-    the one state given)."""
+    the one state given). Found once a chain and question (the checks ask it up to
+    three times)."""
+    found = _FOUND.setdefault(chain, {})
+    key = (question, tuple(names), only)
+    if key not in found:
+        found[key] = _find_targets(chain, question, names, only)
+    return found[key]
+
+
+def _find_targets(chain: Chain, question: Question, names: tuple[str, ...],
+                  only: int | None) -> Targets:
+    """:func:`question_targets`, found."""
     back = transpose(chain)
     unknown: list[str] = []
     if question.kind == "absorb":
@@ -334,6 +368,70 @@ class _Walk:
         return total
 
 
+#: Transitions the compiled push may read, as a multiple of the walk's own (one push of
+#: each: a chain without cycles); sweeps of cyclic components that need more converge
+#: slowly (crowds, forwarding with probability 0.8: some 500 sweeps), and the walk
+#: takes the question instead, as before.
+PUSH_WORK = 8
+def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int], int, int] | None:
+    """The mass entered in each slot of ``targets`` (the probability answers' slots,
+    then the other exits and the lost states) and the mass left unaccounted, in units
+    of ``2^-bits``, pushed in topological order (module docstring), and the
+    transitions read; None where a denominator is not below ``2^32`` (the walk takes
+    those)."""
+    from ladders.solver.chains.components import strong_components
+    from ladders.solver.checks.push import LIMB, from_limbs, push, to_limbs
+    u = targets.unknowns
+    nu, n = len(u), chain.size
+    if nu and int(chain.denominators[u].max()) >> LIMB:
+        return None
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[u] = np.arange(nu, dtype=np.int64)
+    slot = np.full(n, -1, dtype=np.int64)
+    for k, (_, states) in enumerate(targets.slots):
+        slot[states] = k
+    exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
+    slot[targets.stop & (slot < 0)] = exit_slot
+    slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
+    # the walk's pattern among its own states, for its components
+    src, entries = _row_entries(chain, u)
+    dst = pos[chain.indices[entries]]
+    inside = dst >= 0
+    sub_ptr = np.zeros(nu + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src[inside], minlength=nu), out=sub_ptr[1:])
+    comps = strong_components(sub_ptr, dst[inside])
+    # the states renumbered in the order they are pushed, their rows gathered so: the
+    # push then reads its arrays in order (Tarjan's post-order keeps a state's
+    # successors near it), not the chain's rows in a jumping order
+    order = comps.order
+    number = np.empty(nu, dtype=np.int64)
+    number[order] = np.arange(nu, dtype=np.int64)
+    lengths = np.diff(chain.indptr)[u][order]
+    ptr = np.zeros(nu + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    flat = np.repeat(chain.indptr[u][order] - ptr[:-1], lengths) + np.arange(ptr[-1])
+    to = pos[chain.indices[flat]]
+    code = np.where(to >= 0, number[to], nu + slot[chain.indices[flat]])
+    limbs = bits // LIMB + 2
+    mass = np.zeros((nu, limbs), dtype=np.uint64)
+    entered = np.zeros((lost_slot + 1, limbs), dtype=np.uint64)
+    scale = 1 << bits
+    outside = 0
+    amounts: dict[int, int] = {}
+    for i, p in targets.start:
+        amount = (int(p.numerator) << bits) // int(p.denominator)
+        if pos[i] >= 0:
+            k = number[pos[i]]
+            mass[k] = to_limbs(from_limbs(mass[k]) + amount, limbs)
+        else:
+            amounts[int(slot[i])] = amounts.get(int(slot[i]), 0) + amount
+            outside += amount
+    read = push(ptr, code.astype(np.int64), chain.numerators[flat].astype(np.int64),
+                 comps.start, mass, entered, PUSH_WORK * len(entries) + 1000)
+    slots = [from_limbs(entered[k]) + amounts.get(k, 0) for k in range(lost_slot + 1)]
+    return slots, scale - sum(slots), read
+
+
 @dataclass(frozen=True)
 class ChainBounds:
     """``lower[k] <= answer <= upper[k]`` for each answer ``names[k]`` the system
@@ -349,6 +447,9 @@ class ChainBounds:
     stopped: str | None
     seconds: float
     cpu_seconds: float
+    #: ``walk`` (``steps`` synchronous steps) or ``push`` (pushed in topological order,
+    #: ``steps`` transitions read)
+    method: str = "walk"
 
     def agreeing(self, k: int, most: int) -> int:
         """Leading decimals (at most ``most``) that answer k's bounds share; -1 where
@@ -396,8 +497,17 @@ def chain_bounds_within(chain: Chain, question: Question, plan: Plan, digits: in
     if not plan.columns:  # every answer known without solving (Infinity): nothing to walk
         return ChainBounds((), (), (), 0, bits, None, 0.0, 0.0)
     targets = question_targets(chain, question, plan.names, only)
-    walk = _Walk(chain, targets, bits)
     expect = targets.expectation if targets.expectation in plan.columns else None
+    if expect is None and (pushed := pushed_bounds(chain, targets, bits)) is not None:
+        slots, left, read = pushed
+        names = [name for name, _ in targets.slots]
+        lower = tuple(mpq(slots[names.index(name)], 1 << bits) for name in plan.columns)
+        done = ChainBounds(tuple(plan.columns), lower,
+                           tuple(lo + mpq(left, 1 << bits) for lo in lower), read, bits, None,
+                           time.monotonic() - t0, time.process_time() - c0, "push")
+        if done.settled(digits):
+            return done
+    walk = _Walk(chain, targets, bits)
     rho_max = _most_reward(targets.rho, targets.unknowns)
     slot_of = {name: k for k, (name, _) in enumerate(targets.slots)}
     need = mpz(10) ** digits
@@ -520,7 +630,8 @@ def check_chain_answers(chain: Chain, question: Question, plan: Plan,
         report.append(entry)
     agreed = min((e["digits"] for e in report if "digits" in e), default=digits)
     out: dict[str, Any] = {"check": "chain_bounds", "question": question.describe(),
-                           "steps": bounds.steps, "bits": bounds.bits, "digits": max(agreed, 0),
+                           "steps": bounds.steps, "method": bounds.method, "bits": bounds.bits,
+                           "digits": max(agreed, 0),
                            "answers": report, "passed": passed,
                            "seconds": round(bounds.seconds, 3),
                            "cpu_seconds": round(bounds.cpu_seconds, 3)}

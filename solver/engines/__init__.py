@@ -7,5 +7,8 @@
 - :mod:`.crt`          solves modulo many primes, Chinese remaindering;
 - :mod:`.elimination`  fraction-free sparse elimination in column blocks, the target
                        last (the published method), planned by :mod:`.elimination_plan`;
-- :mod:`.modp`         the sparse LU mod p that modular and crt share (numba).
+- :mod:`.modp`         the sparse LU mod p that modular and crt share (numba);
+- :mod:`.components`   one strongly connected component at a time in topological
+                       order, modulo word primes (numba), reconstruction of the
+                       wanted unknowns only.
 """

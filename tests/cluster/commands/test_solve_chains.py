@@ -33,11 +33,15 @@ def test_a_chain_file_where_it_ends_and_the_expected_steps() -> None:
     proc = ladders("solve", str(RUIN), "--json")
     assert answers(proc.stdout) == [{"broke": "4/5", "rich": "1/5", "steps": "18/5"}]
     result = json.loads(proc.stdout)["results"][0]
-    assert result["verified"]["passed"] and result["engine"] == "elimination"
+    assert result["verified"]["passed"] and result["engine"] == "components"
     reach = ladders("solve", str(RUIN), "--target", "rich", "--json", "--engine", "modular")
     assert answers(reach.stdout) == [{'P=? [F "rich"]': "1/5"}]
-    human = ladders("solve", str(RUIN)).stdout
+    run = ladders("solve", str(RUIN))
+    human = run.stdout
     assert "broke = 0.8   (4/5)" in human and "verified" in human
+    # the opening line says which engine and why (issue 52)
+    assert "(components engine: 1 strongly connected component of 3 unknowns: solved one " \
+        "component at a time, in topological order" in run.stderr
 
 
 def test_infinity_where_the_chain_may_never_end(tmp_path: Path) -> None:

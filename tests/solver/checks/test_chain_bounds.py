@@ -264,3 +264,54 @@ def test_a_long_walk_from_a_few_states_matches_the_whole_step() -> None:
     assert found[0].lower == found[1].lower and found[0].upper == found[1].upper
     assert found[0].stopped is None and found[1].stopped is None
     assert found[0].steps == found[1].steps > 100
+
+
+# ---------------------------------------------------------------- pushed in topological order
+def test_a_probability_question_is_pushed_once_on_a_path():
+    """A chain without cycles: one push through its transitions proves 16 digits."""
+    n = 200
+    rows = [{i + 1: mpq(2, 3), n + 1: mpq(1, 3)} for i in range(n)] + [{n: mpq(1)}, {n + 1: mpq(1)}]
+    chain = chain_from_rows("path", [f"s{i}" for i in range(n + 2)], rows, start=0,
+                            labels={"top": [n]})
+    question = Question("reach", "top")
+    bounds = chain_bounds_within(chain, question, plan_question(chain, question), 16)
+    value = mpq(2, 3) ** n
+    assert bounds.method == "push" and bounds.steps == 2 * n
+    assert bounds.lower[0] <= value <= bounds.upper[0] and bounds.settled(16)
+    assert check(chain, question, {question.answer_name: value})["passed"]
+
+
+def test_a_cycle_that_is_left_soon_is_swept():
+    """Two states that move to each other with probability 1/10 and out otherwise: one
+    component, swept some 50 times, proves 16 digits by the push alone."""
+    rows = [{1: mpq(1, 10), 2: mpq(9, 10)}, {0: mpq(1, 10), 3: mpq(9, 10)}, {2: 1}, {3: 1}]
+    chain = chain_from_rows("pair", ["a", "b", "left", "right"], rows, start=0,
+                            labels={"left": [2]})
+    question = Question("reach", "left")
+    bounds = chain_bounds_within(chain, question, plan_question(chain, question), 16)
+    assert bounds.method == "push" and bounds.steps > 4
+    assert check(chain, question, {question.answer_name: mpq(90, 99)})["passed"]
+    assert not check(chain, question, {question.answer_name: mpq(90, 99) + mpq(1, 10 ** 12)})["passed"]
+
+
+@pytest.mark.parametrize("n,p", [(5, mpq(1, 2)), (12, mpq(2, 5)), (30, mpq(1, 3))])
+def test_a_slow_cycle_is_proved_by_the_push_or_the_walk(n, p):
+    """Gambler's ruin is one component of n - 1 states that mass leaves slowly: the push
+    gives up within its work, and the walk proves the digits."""
+    chain = ruin(n, p)
+    for question in (Question("reach", "win"), Question()):
+        values = exact(chain, question)
+        assert check(chain, question, values)["passed"]
+        if question.kind == "reach":
+            wrong = {k: v + mpq(1, 10 ** 12) for k, v in values.items()}
+            assert not check(chain, question, wrong)["passed"]
+
+
+def test_out_of_work_the_walk_takes_over(monkeypatch):
+    from ladders.solver.checks import chain_bounds
+    monkeypatch.setattr(chain_bounds, "PUSH_WORK", 0)
+    chain = ruin(12, mpq(2, 5))
+    question = Question("reach", "win")
+    bounds = chain_bounds_within(chain, question, plan_question(chain, question), 16)
+    assert bounds.method == "walk"
+    assert check(chain, question, exact(chain, question))["passed"]

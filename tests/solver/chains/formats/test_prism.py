@@ -270,8 +270,8 @@ def test_several_initial_states(tmp_path: Path) -> None:
 
 
 def test_the_least_and_greatest_over_several_initial_states(tmp_path: Path) -> None:
-    """filter(min|max, ..., "init") over several initial states: the modular engine
-    gives every unknown, the answer is the least or greatest start's value (from x=1:
+    """filter(min|max, ..., "init") over several initial states: the components engine
+    gives every start state's value, the answer is the least or greatest (from x=1:
     1/4, from x=2: 1/2), checked; the elimination engine, which keeps only the target,
     declines it."""
     pytest.importorskip("stormpy")
@@ -285,7 +285,7 @@ def test_the_least_and_greatest_over_several_initial_states(tmp_path: Path) -> N
     assert [q.over for q in loaded.questions] == ["min", "max"]
     lo, hi = ladders.solve_all(loaded)
     assert (lo.answers, hi.answers) == ({"lo": mpq(1, 4)}, {"hi": mpq(1, 2)})
-    assert lo.engine == "modular" and lo.passed and hi.passed
+    assert lo.engine == "components" and lo.passed and hi.passed
     assert lo.seats == (mpq(3, 8), mpq(1, 4))  # the average the bounds check, then the least
     with pytest.raises(ValueError, match="elimination engine declines"):
         ladders.solve(loaded, property="hi", engine="elimination")
