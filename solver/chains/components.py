@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 
-@numba.njit(cache=True, nogil=True)
+
+@nb.njit(cache=True, nogil=True)
 def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Component number of every vertex (reverse topological order), the vertices in
     the order their components were completed (grouped by component), and the count."""
@@ -90,7 +91,7 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.nda
     return comp, order, count
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The transpose of a CSR pattern (a counting sort): each row's list in increasing
     order."""
@@ -110,7 +111,7 @@ def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.
     return tindptr, rows
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def reach(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
             through: np.ndarray) -> None:
     """Mark in ``seen`` every state reached from the marked ones (breadth first: a

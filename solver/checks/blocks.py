@@ -5,11 +5,12 @@ own so that numba is imported only where the check runs, not by every command.""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 
-@numba.njit(cache=True, nogil=True)
+
+@nb.njit(cache=True, nogil=True)
 def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected components of the pattern ``i -> j`` (row i names
     unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
@@ -80,7 +81,7 @@ def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.n
     return component, members
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _power(base: int, exponent: int, p: int) -> int:
     out = 1
     while exponent:
@@ -91,7 +92,7 @@ def _power(base: int, exponent: int, p: int) -> int:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def block_solve(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  target: int, primes: np.ndarray, limit: int) -> tuple[int, np.ndarray]:
     """``x[target] mod primes[k]`` for every right-hand side (``[k, column]``) by the

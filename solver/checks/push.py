@@ -6,15 +6,16 @@ checks."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ladders.solver.engines.series.jit import nb
 
 #: Limbs of the push's fixed point hold 32 bits each (a limb times a numerator below
 #: 2^32, plus a limb and a carry, stays below 2^64).
 LIMB = 32
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
           mass: np.ndarray, entered: np.ndarray, work: int) -> int:
     """Push ``mass`` (``[state, limb]``, little-endian 32-bit limbs) through the

@@ -42,9 +42,9 @@ import random
 import time
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
+from ladders.solver.engines.series.jit import nb
 from ladders.solver.chains.components import Components, strong_components
 from ladders.solver.exact import mpq, mpz, next_prime
 from ladders.solver.engines.series.reconstruct import rational_reconstruct
@@ -64,7 +64,7 @@ DENSE_WORK = 250_000_000
 MAX_FAILED = 64
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True, inline="always")
 def _reduce(v: int, p: int, pinv: float) -> int:
     """``v mod p`` for ``0 <= v < 2^62`` and ``p < 2^30``: a float64 quotient, off by at
     most one, then one correction."""
@@ -76,7 +76,7 @@ def _reduce(v: int, p: int, pinv: float) -> int:
     return r
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _residue(v: int, p: int, pinv: float) -> int:
     """``v mod p`` in ``[0, p)`` for any ``|v| < 2^62``."""
     if v >= 0:
@@ -85,7 +85,7 @@ def _residue(v: int, p: int, pinv: float) -> int:
     return p - r if r else 0
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _inverse(a: int, p: int) -> int:
     """``a^-1 mod p`` for ``0 < a < p`` (extended Euclid)."""
     t, new_t, r, new_r = 0, 1, p, a
@@ -96,7 +96,7 @@ def _inverse(a: int, p: int) -> int:
     return t + p if t < 0 else t
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _pivot_inverses(pivots: np.ndarray, primes: np.ndarray, pinv: np.ndarray,
                     valid: np.ndarray) -> np.ndarray:
     """``pivots[u]^-1 mod primes[b]`` for every u and b by Montgomery's trick; a prime
@@ -123,7 +123,7 @@ def _pivot_inverses(pivots: np.ndarray, primes: np.ndarray, pinv: np.ndarray,
     return inv
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
            rows: np.ndarray, local: np.ndarray, x: np.ndarray, primes: np.ndarray,
            pinv: np.ndarray, valid: np.ndarray) -> None:
@@ -180,7 +180,7 @@ def _dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.nd
         local[rows[li]] = -1
 
 
-@numba.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
 def _solve_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  start: np.ndarray, pivot_of: np.ndarray, pivots: np.ndarray,
                  primes: np.ndarray, wanted: np.ndarray, out: np.ndarray,
