@@ -69,9 +69,9 @@ def test_pieces_that_meet_are_a_chain_the_series_engine_declines() -> None:
 
 def test_bad_flags_are_named() -> None:
     proc = ladders("solve", "tiny10", "--target", "goal", check=False)
-    assert proc.returncode == 2 and "--target are for chain files" in proc.stderr
+    assert proc.returncode == 2 and "--target is for chain files" in proc.stderr
     proc = ladders("solve", str(RUIN), "--rule", "bounce", check=False)
-    assert proc.returncode == 2 and "--rule are for boards" in proc.stderr
+    assert proc.returncode == 2 and "--rule is for boards" in proc.stderr
     for command in ("plan", "stats", "show"):
         proc = ladders(command, str(RUIN), check=False)
         assert proc.returncode == 2 and "is a chain file: 'ladders solve'" in proc.stderr
