@@ -6,8 +6,10 @@ built without a Python step per state or per transition.
 - Exploration is breadth first, a whole frontier (every state found but not yet
   expanded) at once: each guard is evaluated over the frontier's columns of values
   (NumPy), each enabled command's updates produce a column of successor states, and
-  the successors are looked up in, or added to, a compiled hash table (numba) that
-  numbers states in the order they are found: the initial states first.
+  the successors are looked up in, or added to, a hash table (NumPy, no compiler to
+  import: :mod:`~ladders.solver.chains.state_table`) that numbers states in the order
+  they are found: the initial states first.
+- States are named (:class:`StateNames`) only when a name is asked for.
 - Probabilities are exact: every distinct value is an ``mpq`` kept once in
   :class:`Values`, and transitions carry its index. A probability expression is
   evaluated once per distinct valuation of the variables it reads, over the whole
@@ -38,7 +40,7 @@ state and the value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -564,22 +566,73 @@ class Explorer:
 
 # ---------------------------------------------------------------------- into a Chain
 
-def state_names(layout: Layout, states: np.ndarray) -> list[str]:
-    """Each state's valuation over the variables that vary (``s=5,srep=2``; a Boolean
-    as ``u`` or ``!u``), or its number where the names would be longer than a name
-    may be, as the stormpy route names them."""
-    n = len(states)
-    columns = [layout.column(states, k) for k in range(len(layout.variables))]
-    varying = [k for k in range(len(columns)) if n and columns[k].min() != columns[k].max()] \
-        or list(range(len(columns)))
-    if sum(len(layout.variables[k].name) + 1 for k in varying) - 1 > MAX_NAME:
-        return [str(i) for i in range(n)]
-    variables = [layout.variables[k] for k in varying]
-    names = valuation_names(np.stack([columns[k] for k in varying], axis=1),
-                            [v.name for v in variables], [v.boolean for v in variables])
-    if n and max(map(len, names)) > MAX_NAME:
-        return [str(i) for i in range(n)]
-    return names
+class StateNames(Sequence[str]):
+    """Each state's name: its valuation over the variables that vary (``s=5,srep=2``; a
+    Boolean as ``u`` or ``!u``), or its number where the names would be longer than a
+    name may be, as the stormpy route names them. Written when first asked for (one
+    name, or all of them at once, a chunk of states at a time in NumPy), not by the
+    build: a chain of millions of states mostly answers by label, and its names cost
+    as much as its exploration."""
+
+    def __init__(self, layout: Layout, states: np.ndarray) -> None:
+        self._layout, self._states = layout, states
+        self._n = n = len(states)
+        columns = [layout.column(states, k) for k in range(len(layout.variables))] if n else []
+        self._varying = [k for k, col in enumerate(columns) if col.min() != col.max()] \
+            or list(range(len(layout.variables)))
+        self._numbered = self._longest(columns) > MAX_NAME
+        self._all: list[str] | None = None
+
+    def _longest(self, columns: list[np.ndarray]) -> int:
+        """The length of the longest name (0 without states); where the widest value
+        of each variable fits, that bound (no pass over the states)."""
+        if not self._n:
+            return 0
+        widest = len(self._varying) - 1
+        for k in self._varying:
+            v, col = self._layout.variables[k], columns[k]
+            widest += len(v.name) + 1 + (0 if v.boolean else len(str(int(np.abs(col).max()))) + 1)
+        if widest <= MAX_NAME:
+            return widest
+        length = np.full(self._n, len(self._varying) - 1, dtype=np.int64)
+        for k in self._varying:
+            v, col = self._layout.variables[k], columns[k]
+            if v.boolean:
+                length += len(v.name) + (col == 0)
+            else:
+                digits = np.ones(self._n, dtype=np.int64) + (col < 0)
+                size = np.abs(col)
+                for power in range(1, len(str(int(size.max())))):
+                    digits += size >= 10 ** power
+                length += len(v.name) + 1 + digits
+        return int(length.max())
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _names(self, rows: np.ndarray) -> list[str]:
+        if self._numbered:
+            return [str(i) for i in rows.tolist()]
+        block = self._states[rows]
+        variables = [self._layout.variables[k] for k in self._varying]
+        columns = np.stack([self._layout.column(block, k) for k in self._varying], axis=1)
+        return valuation_names(columns, [v.name for v in variables], [v.boolean for v in variables])
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        if self._all is not None:
+            return self._all[i]
+        if isinstance(i, slice):
+            return self._names(np.arange(self._n)[i])
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._names(np.array([i % self._n]))[0]
+
+    def __iter__(self) -> Iterator[str]:
+        if self._all is None:
+            chunk = 1 << 18
+            self._all = [name for lo in range(0, self._n, chunk)
+                         for name in self._names(np.arange(lo, min(lo + chunk, self._n)))]
+        return iter(self._all)
 
 
 def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.ndarray],
@@ -587,17 +640,17 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
     """The :class:`Chain` of an exploration, its rows checked by
     :func:`~ladders.solver.chains.model.rows_from_entries` (sums exactly 1, values in
     ``[0, 1]``, 62-bit denominators), its rewards by the same limits."""
-    states = state_names(explored.layout, explored.states)
+    states = StateNames(explored.layout, explored.states)
     values = explored.values.values
     # the values transitions use, renumbered (a build also holds rewards, sums...)
-    used, ids = np.unique(explored.value_ids, return_inverse=True)
+    used, ids = _renumbered(explored.value_ids, len(values))
     indptr, indices, numerators, denominators, _ = rows_from_entries(
         source, states, explored.indptr, explored.indices, [values[i] for i in used.tolist()], ids)
     n = len(states)
     start = tuple((i, mpq(1, explored.initial)) for i in range(explored.initial))
     rewards = {}
     for reward, ids in explored.rewards.items():
-        used = np.unique(ids)
+        used = np.flatnonzero(np.bincount(ids, minlength=len(values)))
         num = np.zeros(len(values), dtype=np.int64)
         den = np.ones(len(values), dtype=np.int64)
         for i in used.tolist():
@@ -623,10 +676,19 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
         notes.append(f"{explored.initial:,} initial states: the start is each with probability "
                      f"1/{explored.initial:,} (an average over them; filter(min|max) the least or "
                      "greatest of their values)")
-    return Chain(name=name, states=tuple(states), indptr=indptr, indices=indices,
+    return Chain(name=name, states=states, indptr=indptr, indices=indices,
                  numerators=numerators, denominators=denominators, start=start,
                  labels={k: all_labels[k] for k in sorted(all_labels)}, rewards=rewards,
                  notes=tuple(notes))
+
+
+def _renumbered(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The indices below ``count`` that ``ids`` uses, in order, and ``ids`` as
+    positions among them (``np.unique(ids, return_inverse=True)`` without a sort)."""
+    used = np.flatnonzero(np.bincount(ids, minlength=count))
+    position = np.zeros(count, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    return used, position[ids]
 
 
 def label_states(explorer: Explorer, states: np.ndarray, labels: dict[str, Expr],
