@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ladders.solver.chains.state_table import StateTable, valuation_names
+from ladders.solver.chains.vector_code import VectorFunction, vector_functions
 from ladders.solver.chains.model import (
     MAX_NAME, MAX_ROW_DENOMINATOR, MAX_STATES, Chain, ChainError, rows_from_entries,
 )
@@ -139,8 +140,8 @@ class Layout:
 
 class Frame:
     """Expressions evaluated over a block of states at once: Booleans and integers as
-    NumPy columns, rationals as :class:`Values` indices; each subexpression once per
-    block."""
+    NumPy columns (by :func:`~ladders.solver.chains.vector_code.vector_functions`; a
+    constant as a Python scalar), rationals as :class:`Values` indices."""
 
     def __init__(self, explorer: Explorer, states: np.ndarray,
                  parent: tuple[Frame, np.ndarray] | None = None,
@@ -149,9 +150,9 @@ class Frame:
         self.m = len(states)
         self.labels = labels or {}
         self._cols: dict[int, np.ndarray] = {}
-        self._memo: dict[int, np.ndarray] = {}
 
     def col(self, k: int) -> np.ndarray:
+        """Variable k's values in the block."""
         c = self._cols.get(k)
         if c is None:
             if self.parent is not None:
@@ -164,73 +165,22 @@ class Frame:
 
     def vec(self, e: Expr) -> np.ndarray:
         """A Boolean or integer expression's values (``bool`` or ``int64`` array)."""
-        r = self._memo.get(id(e))
-        if r is None:
-            r = self._memo[id(e)] = self._vec(e)
-        return r
+        value = self.ex.code((e,))(self)[0]
+        if isinstance(value, np.ndarray):
+            return value
+        return np.full(self.m, value, dtype=bool if e.type == "bool" else np.int64)
 
-    def _vec(self, e: Expr) -> np.ndarray:
-        op, a = e.op, e.args
-        if op == "const":
-            return np.full(self.m, e.value, dtype=bool if e.type == "bool" else np.int64)
-        if op == "var":
-            c = self.col(self.ex.layout.position[e.value])  # type: ignore[index]
-            return c != 0 if e.type == "bool" else c
-        if op == "label":
-            return self.labels[e.value]  # type: ignore[index]
-        if op in ("&", "|", "not", "=>", "<=>") or (op == "ite" and e.type == "bool"):
-            args = [self.vec(x) for x in a]
-            if op == "&":
-                return args[0] & args[1]
-            if op == "|":
-                return args[0] | args[1]
-            if op == "not":
-                return ~args[0]
-            if op == "=>":
-                return ~args[0] | args[1]
-            if op == "<=>":
-                return args[0] == args[1]
-            return np.where(args[0], args[1], args[2])
-        if not e.integral:
-            return self._distinct(e)
-        args = [self.vec(x) for x in a]
-        if op == "+":
-            return args[0] + args[1]
-        if op == "-":
-            return args[0] - args[1]
-        if op == "*":
-            return args[0] * args[1]
-        if op == "neg":
-            return -args[0]
-        if op == "<":
-            return args[0] < args[1]
-        if op == "<=":
-            return args[0] <= args[1]
-        if op == ">":
-            return args[0] > args[1]
-        if op == ">=":
-            return args[0] >= args[1]
-        if op == "=":
-            return args[0] == args[1]
-        if op == "!=":
-            return args[0] != args[1]
-        if op == "ite":
-            return np.where(args[0], args[1], args[2])
-        if op == "min":
-            return np.minimum.reduce(args)
-        if op == "max":
-            return np.maximum.reduce(args)
-        if op in ("floor", "ceil"):
-            return args[0]
-        if op == "mod":
-            if np.any(args[1] == 0):
-                raise ExprError(f"{show(e)}: mod(_, 0)")
-            return np.mod(args[0], args[1])
-        if op == "pow":
-            if np.any(args[1] < 0):
-                raise ExprError(f"{show(e)}: an integer to a negative power")
-            return np.power(args[0], args[1])
-        raise ExprError(f"cannot evaluate {show(e)}")
+    def mod(self, a: object, b: object, e: Expr) -> object:
+        """``mod(a, b)`` of integer columns or scalars, refusing a zero divisor."""
+        if np.any(np.asarray(b) == 0):
+            raise ExprError(f"{show(e)}: mod(_, 0)")
+        return np.mod(a, b)
+
+    def pow(self, a: object, b: object, e: Expr) -> object:
+        """``pow(a, b)`` of integer columns or scalars, refusing a negative exponent."""
+        if np.any(np.asarray(b) < 0):
+            raise ExprError(f"{show(e)}: an integer to a negative power")
+        return np.power(a, b)
 
     def _keys(self, e: Expr) -> tuple[np.ndarray, list[int]]:
         """One integer a state for the values of the variables ``e`` reads (a
@@ -249,9 +199,10 @@ class Frame:
                 raise ExprError(f"{show(e)} reads variables with more than 2^62 valuations")
         return key, ks
 
-    def _distinct(self, e: Expr) -> np.ndarray:
+    def distinct(self, e: Expr) -> np.ndarray:
         """``e``'s values by evaluating it exactly once per distinct valuation of the
-        variables it reads (over the whole build: :attr:`Explorer.cache`)."""
+        variables it reads (over the whole build: :attr:`Explorer.cache`); a rational
+        ``e`` as :class:`Values` indices."""
         if not e.reads:
             value = evaluate(e, {})
             if e.type == "rat":
@@ -276,19 +227,17 @@ class Frame:
         value = int(self.col(k)[row])
         return bool(value) if self.ex.layout.variables[k].boolean else value
 
-    def ids(self, e: Expr) -> np.ndarray:
-        """A number expression's exact values, as :class:`Values` indices."""
+    def ids(self, e: Expr) -> np.ndarray | int:
+        """A number expression's exact values, as :class:`Values` indices (one index,
+        a Python ``int``, for a constant)."""
         if e.op == "const":
-            return np.full(self.m, self.ex.values.id(e.value), dtype=np.int64)  # type: ignore[arg-type]
+            return self.ex.values.id(e.value)  # type: ignore[arg-type]
         if e.type == "rat":
-            return self._distinct(e)
-        r = self._memo.get(-id(e))
-        if r is None:
-            ints = self.vec(e)
-            uniq, inverse = np.unique(ints, return_inverse=True)
-            ids = np.array([self.ex.values.id(int(u)) for u in uniq.tolist()], dtype=np.int64)
-            r = self._memo[-id(e)] = ids[inverse]
-        return r
+            return self.distinct(e)
+        ints = self.vec(e)
+        uniq, inverse = np.unique(ints, return_inverse=True)
+        ids = np.array([self.ex.values.id(int(u)) for u in uniq.tolist()], dtype=np.int64)
+        return ids[inverse]
 
 
 @dataclass(frozen=True)
@@ -328,6 +277,33 @@ class Explorer:
             per_module = [[c for c in program.commands if c.module == name and c.action == action]
                           for name, used in program.modules if action in used]
             self._sync.append((action, per_module))
+        self._code: dict[tuple[int, ...], tuple[tuple[Expr, ...], VectorFunction]] = {}
+        self._number = {id(c): i for i, c in enumerate(program.commands)}
+        # each command's assignments, in order over its updates, and whether the value
+        # must be checked against the variable's range (a constant is checked here)
+        targets: list[list[tuple[int, Expr, bool]]] = []
+        for c in program.commands:
+            targets.append([])
+            for u in c.updates:
+                for name, expr in u.assignments:
+                    k = self.layout.position[name]
+                    v = self.layout.variables[k]
+                    fixed = expr.op == "const" and v.low <= int(expr.value) <= v.high  # type: ignore[call-overload]
+                    targets[-1].append((k, expr, not fixed))
+        guards, *updates = vector_functions(
+            [[c.guard for c in program.commands]] + [[e for _, e, _ in t] for t in targets],
+            self.layout.position)
+        self._guards = guards
+        self._assigned = {id(c): (t, run) for c, t, run in zip(program.commands, targets, updates)}
+
+    def code(self, exprs: tuple[Expr, ...]) -> VectorFunction:
+        """The compiled function of ``exprs`` (:func:`vector_functions`), written once."""
+        key = tuple(map(id, exprs))
+        found = self._code.get(key)
+        if found is None:
+            # the expressions are kept with their function: their ids stay theirs
+            found = self._code[key] = (exprs, vector_functions([exprs], self.layout.position)[0])
+        return found[1]
 
     # ------------------------------------------------------------------ start
     def initial_states(self) -> np.ndarray:
@@ -421,26 +397,45 @@ class Explorer:
     def _choices(self, frame: Frame) -> list[tuple[tuple[Command, ...], str | None, np.ndarray]]:
         """The block's choices: the commands taken together, their action, and the
         states where all are enabled (only choices enabled somewhere)."""
+        try:
+            guards = self._guards(frame)
+        except ExprError:
+            # which guard: each alone, for the message
+            for c in self.program.commands:
+                try:
+                    self.code((c.guard,))(frame)
+                except ExprError as exc:
+                    raise ChainError(f"{c.where}: the guard: {exc}") from None
+            raise
+        masks: list[np.ndarray | None] = []
+        for g in guards:
+            if isinstance(g, np.ndarray):
+                masks.append(g if g.any() else None)
+            else:
+                masks.append(np.ones(frame.m, dtype=bool) if g else None)
+        number = self._number
         out = []
         for c in self._async:
-            mask = self._guard(frame, c)
-            if mask.any():
+            mask = masks[number[id(c)]]
+            if mask is not None:
                 out.append(((c,), None, mask))
         for action, per_module in self._sync:
-            partial: list[tuple[tuple[Command, ...], np.ndarray]] = [((), np.ones(frame.m, dtype=bool))]
+            partial: list[tuple[tuple[Command, ...], np.ndarray | None]] = [((), None)]
             for commands in per_module:
-                partial = [(combo + (c,), both) for combo, mask in partial for c in commands
-                           for both in (mask & self._guard(frame, c),) if both.any()]
+                grown = []
+                for combo, mask in partial:
+                    for c in commands:
+                        guard = masks[number[id(c)]]
+                        if guard is None:
+                            continue
+                        both = guard if mask is None else mask & guard
+                        if mask is None or both.any():
+                            grown.append((combo + (c,), both))
+                partial = grown
                 if not partial:
                     break
-            out += [(combo, action, mask) for combo, mask in partial]
+            out += [(combo, action, mask) for combo, mask in partial if mask is not None]
         return out
-
-    def _guard(self, frame: Frame, c: Command) -> np.ndarray:
-        try:
-            return frame.vec(c.guard)
-        except ExprError as exc:
-            raise ChainError(f"{c.where}: the guard: {exc}") from None
 
     def _expand(self, block: np.ndarray) -> tuple[np.ndarray, ...]:
         """The block's transitions (source row in the block, packed target, value
@@ -485,45 +480,71 @@ class Explorer:
         probabilities dropped)."""
         sub = Frame(self, frame.states[rows], parent=(frame, rows))
         at = np.arange(len(rows))
-        states = sub.states.copy()
+        states = sub.states
         probs: np.ndarray | None = None
+        zero = self.values.zero
         for c in combo:
+            targets, run = self._assigned[id(c)]
+            try:
+                assigned = run(sub)
+            except ExprError as exc:
+                raise ChainError(f"{c.where}: an update: {exc}") from None
             new_at, new_states, new_probs = [], [], []
+            n = 0
             for u in c.updates:
                 try:
-                    p = sub.ids(u.probability)[at]
+                    p = sub.ids(u.probability)
                 except ExprError as exc:
                     raise ChainError(f"{c.where}: a probability: {exc}") from None
-                p = p if probs is None else self.values.combine("*", probs, p)
-                live = p != self.values.zero
+                if isinstance(p, np.ndarray):
+                    p = p[at]
+                elif probs is None:
+                    if p == zero:
+                        n += len(u.assignments)
+                        continue
+                    p = np.full(len(at), p, dtype=np.int64)
+                else:
+                    p = np.full(len(at), p, dtype=np.int64)
+                if probs is not None:
+                    p = self.values.combine("*", probs, p)
+                live = p != zero
                 if not live.all():
-                    p = p[live]
-                    rows_u, s = at[live], states[live].copy()
+                    p, rows_u, s = p[live], at[live], states[live]
                 else:
                     rows_u, s = at, states.copy()
-                for name, expr in u.assignments:
-                    k = self.layout.position[name]
-                    try:
-                        value = sub.vec(expr)[rows_u]
-                    except ExprError as exc:
-                        raise ChainError(f"{c.where}: the value of {name}': {exc}") from None
-                    v = self.layout.variables[k]
-                    bad = (value < v.low) | (value > v.high)
-                    if bad.any():
-                        j = int(np.flatnonzero(bad)[0])
-                        state = self.describe(sub.states[rows_u[j]])
-                        raise ChainError(f"{c.where}: the update {name}'={show(expr)} gives "
-                                         f"{name} the value {int(value[j])} outside its range "
-                                         f"[{v.low}..{v.high}] in the state {state}")
-                    self.layout.put(s, k, value.astype(np.int64))
+                for _ in u.assignments:
+                    k, expr, check = targets[n]
+                    value = assigned[n]
+                    n += 1
+                    if isinstance(value, np.ndarray):
+                        value = value[rows_u].astype(np.int64, copy=False)
+                    else:
+                        value = int(value)
+                    if check and len(rows_u):
+                        self._in_range(c, k, expr, value, sub, rows_u)
+                    self.layout.put(s, k, value)
                 new_at.append(rows_u)
                 new_states.append(s)
                 new_probs.append(p)
-            at = np.concatenate(new_at)
-            states = np.concatenate(new_states)
-            probs = np.concatenate(new_probs)
+            at = np.concatenate(new_at) if new_at else at[:0]
+            states = np.concatenate(new_states) if new_states else states[:0]
+            probs = np.concatenate(new_probs) if new_probs else np.zeros(0, dtype=np.int64)
         assert probs is not None
         return rows[at], states, probs
+
+    def _in_range(self, c: Command, k: int, expr: Expr, value: np.ndarray | int, sub: Frame,
+                  rows: np.ndarray) -> None:
+        """A :class:`ChainError` naming the command, the state and the value where an
+        update drives variable k outside its range (``value``: in the states ``rows``
+        of ``sub``)."""
+        v = self.layout.variables[k]
+        values = np.broadcast_to(value, (len(rows),))
+        if values.min() >= v.low and values.max() <= v.high:
+            return
+        j = int(np.flatnonzero((values < v.low) | (values > v.high))[0])
+        raise ChainError(f"{c.where}: the update {v.name}'={show(expr)} gives {v.name} the value "
+                         f"{int(values[j])} outside its range [{v.low}..{v.high}] in the state "
+                         f"{self.describe(sub.states[rows[j]])}")
 
     def _reward(self, frame: Frame, items: Sequence, choices: list, k: np.ndarray) -> np.ndarray:
         """One reward structure's value index in each state of the block: its state
@@ -537,14 +558,14 @@ class Explorer:
                 if item.action is None:
                     rows = np.flatnonzero(guard)
                     if len(rows):
-                        total[rows] = v.combine("+", total[rows], frame.ids(item.value)[rows])
+                        total[rows] = v.combine("+", total[rows], _at(frame.ids(item.value), rows))
                     continue
                 for _, act, mask in choices:
                     if (act or "") != item.action:
                         continue
                     rows = np.flatnonzero(mask & guard)
                     if len(rows):
-                        action[rows] = v.combine("+", action[rows], frame.ids(item.value)[rows])
+                        action[rows] = v.combine("+", action[rows], _at(frame.ids(item.value), rows))
             except ExprError as exc:
                 raise ChainError(f"{item.where}: {exc}") from None
         several = np.flatnonzero(k > 1)
@@ -680,6 +701,11 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
                  numerators=numerators, denominators=denominators, start=start,
                  labels={k: all_labels[k] for k in sorted(all_labels)}, rewards=rewards,
                  notes=tuple(notes))
+
+
+def _at(ids: np.ndarray | int, rows: np.ndarray) -> np.ndarray:
+    """Value indices at ``rows``: of a column, or of one index for every row."""
+    return ids[rows] if isinstance(ids, np.ndarray) else np.full(len(rows), ids, dtype=np.int64)
 
 
 def _renumbered(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
