@@ -150,6 +150,7 @@ class Frame:
         self.m = len(states)
         self.labels = labels or {}
         self._cols: dict[int, np.ndarray] = {}
+        self._words: dict[int, np.ndarray] = {}
 
     def col(self, k: int) -> np.ndarray:
         """Variable k's values in the block."""
@@ -159,7 +160,16 @@ class Frame:
                 frame, rows = self.parent
                 c = frame.col(k)[rows]
             else:
-                c = self.ex.layout.column(self.states, k)
+                layout = self.ex.layout
+                w = layout.word[k]
+                word = self._words.get(w)
+                if word is None:
+                    # one contiguous copy of each word: each variable's column reads it
+                    word = self._words[w] = np.ascontiguousarray(self.states[:, w])
+                c = (word >> layout.shift[k]) & layout.mask[k]
+                low = layout.variables[k].low
+                if low:
+                    c += low
             self._cols[k] = c
         return c
 
@@ -241,6 +251,18 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class _UpdatePlan:
+    """How one update of a command writes a successor: its probability, the words
+    its constant assignments set (``word &= keep``, then ``word |= put``), and the
+    other assignments (variable, expression, its place among the values the command's
+    function computes), each checked against the variable's range."""
+
+    probability: Expr
+    words: tuple[tuple[int, int, int], ...]
+    dynamic: tuple[tuple[int, Expr, int], ...]
+
+
+@dataclass(frozen=True)
 class Explored:
     """The reachable chain, in arrays: ``states`` (packed, in the order found, the
     initial ones first), CSR rows over :class:`Values` indices, the deadlocks, each
@@ -279,22 +301,34 @@ class Explorer:
             self._sync.append((action, per_module))
         self._code: dict[tuple[int, ...], tuple[tuple[Expr, ...], VectorFunction]] = {}
         self._number = {id(c): i for i, c in enumerate(program.commands)}
-        # each command's assignments, in order over its updates, and whether the value
-        # must be checked against the variable's range (a constant is checked here)
-        targets: list[list[tuple[int, Expr, bool]]] = []
+        # each update's assignments of a constant (in its range) folded into one mask
+        # and one value a word; the others computed by the command's function
+        plans: list[list[_UpdatePlan]] = []
+        computed: list[list[Expr]] = []
         for c in program.commands:
-            targets.append([])
+            plans.append([])
+            computed.append([])
             for u in c.updates:
+                words: dict[int, list[int]] = {}
+                dynamic = []
                 for name, expr in u.assignments:
                     k = self.layout.position[name]
                     v = self.layout.variables[k]
-                    fixed = expr.op == "const" and v.low <= int(expr.value) <= v.high  # type: ignore[call-overload]
-                    targets[-1].append((k, expr, not fixed))
+                    if expr.op == "const" and v.low <= int(expr.value) <= v.high:  # type: ignore[call-overload]
+                        w, shift = self.layout.word[k], self.layout.shift[k]
+                        keep_set = words.setdefault(w, [-1, 0])
+                        keep_set[0] &= ~(self.layout.mask[k] << shift)
+                        keep_set[1] |= (int(expr.value) - v.low) << shift  # type: ignore[call-overload]
+                    else:
+                        dynamic.append((k, expr, len(computed[-1])))
+                        computed[-1].append(expr)
+                fixed = tuple((w, keep, put) for w, (keep, put) in words.items())
+                plans[-1].append(_UpdatePlan(u.probability, fixed, tuple(dynamic)))
         guards, *updates = vector_functions(
-            [[c.guard for c in program.commands]] + [[e for _, e, _ in t] for t in targets],
-            self.layout.position)
+            [[c.guard for c in program.commands]] + computed, self.layout.position)
         self._guards = guards
-        self._assigned = {id(c): (t, run) for c, t, run in zip(program.commands, targets, updates)}
+        self._assigned = {id(c): (tuple(plan), run)
+                          for c, plan, run in zip(program.commands, plans, updates)}
 
     def code(self, exprs: tuple[Expr, ...]) -> VectorFunction:
         """The compiled function of ``exprs`` (:func:`vector_functions`), written once."""
@@ -484,25 +518,21 @@ class Explorer:
         probs: np.ndarray | None = None
         zero = self.values.zero
         for c in combo:
-            targets, run = self._assigned[id(c)]
+            plans, run = self._assigned[id(c)]
             try:
                 assigned = run(sub)
             except ExprError as exc:
                 raise ChainError(f"{c.where}: an update: {exc}") from None
             new_at, new_states, new_probs = [], [], []
-            n = 0
-            for u in c.updates:
+            for plan in plans:
                 try:
-                    p = sub.ids(u.probability)
+                    p = sub.ids(plan.probability)
                 except ExprError as exc:
                     raise ChainError(f"{c.where}: a probability: {exc}") from None
                 if isinstance(p, np.ndarray):
                     p = p[at]
-                elif probs is None:
-                    if p == zero:
-                        n += len(u.assignments)
-                        continue
-                    p = np.full(len(at), p, dtype=np.int64)
+                elif probs is None and p == zero:
+                    continue
                 else:
                     p = np.full(len(at), p, dtype=np.int64)
                 if probs is not None:
@@ -512,15 +542,16 @@ class Explorer:
                     p, rows_u, s = p[live], at[live], states[live]
                 else:
                     rows_u, s = at, states.copy()
-                for _ in u.assignments:
-                    k, expr, check = targets[n]
+                for w, keep, put in plan.words:
+                    s[:, w] &= keep
+                    s[:, w] |= put
+                for k, expr, n in plan.dynamic:
                     value = assigned[n]
-                    n += 1
                     if isinstance(value, np.ndarray):
                         value = value[rows_u].astype(np.int64, copy=False)
                     else:
                         value = int(value)
-                    if check and len(rows_u):
+                    if len(rows_u):
                         self._in_range(c, k, expr, value, sub, rows_u)
                     self.layout.put(s, k, value)
                 new_at.append(rows_u)
