@@ -629,26 +629,31 @@ class StateNames(Sequence[str]):
     def __init__(self, layout: Layout, states: np.ndarray) -> None:
         self._layout, self._states = layout, states
         self._n = n = len(states)
-        columns = [layout.column(states, k) for k in range(len(layout.variables))] if n else []
-        self._varying = [k for k, col in enumerate(columns) if col.min() != col.max()] \
-            or list(range(len(layout.variables)))
-        self._numbered = self._longest(columns) > MAX_NAME
+        count = len(layout.variables)
+        varying = []
+        if n:
+            # the bits that differ from the first state's anywhere: one pass a word
+            differ = np.bitwise_or.reduce(states ^ states[0], axis=0).tolist()
+            varying = [k for k in range(count)
+                       if (differ[layout.word[k]] >> layout.shift[k]) & layout.mask[k]]
+        self._varying = varying or list(range(count))
+        self._numbered = self._longest() > MAX_NAME
         self._all: list[str] | None = None
 
-    def _longest(self, columns: list[np.ndarray]) -> int:
+    def _longest(self) -> int:
         """The length of the longest name (0 without states); where the widest value
-        of each variable fits, that bound (no pass over the states)."""
+        of each variable's range fits, that bound (no pass over the states)."""
         if not self._n:
             return 0
-        widest = len(self._varying) - 1
-        for k in self._varying:
-            v, col = self._layout.variables[k], columns[k]
-            widest += len(v.name) + 1 + (0 if v.boolean else len(str(int(np.abs(col).max()))) + 1)
+        variables = [self._layout.variables[k] for k in self._varying]
+        widest = len(variables) - 1 + sum(
+            len(v.name) + 1 + (0 if v.boolean else len(str(max(-v.low, v.high))) + (v.low < 0))
+            for v in variables)
         if widest <= MAX_NAME:
             return widest
-        length = np.full(self._n, len(self._varying) - 1, dtype=np.int64)
-        for k in self._varying:
-            v, col = self._layout.variables[k], columns[k]
+        length = np.full(self._n, len(variables) - 1, dtype=np.int64)
+        for k, v in zip(self._varying, variables):
+            col = self._layout.column(self._states, k)
             if v.boolean:
                 length += len(v.name) + (col == 0)
             else:

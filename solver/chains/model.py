@@ -528,8 +528,9 @@ def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequenc
     ``np.lcm`` and accepted only if ``0 < L <= 2**62 - 1`` and every denominator of
     the row divides it; a wrapped result cannot pass, since a positive common multiple
     is at least the least one, which would then fit and not have wrapped. Each
-    numerator is at most ``L``; the row sums are also added in floating point, so
-    that a sum wrapped past 2**63 is not taken for ``L``."""
+    numerator is at most ``L``, so a row's sum cannot wrap past 2**63 unless its
+    length times ``L`` reaches it; only then are the sums also added in floating
+    point, so that a wrapped sum is not taken for ``L``."""
     if any(v.denominator > MAX_ROW_DENOMINATOR for v in values):
         return None
     num_of = np.array([int(v.numerator) for v in values] + [1], dtype=np.int64)
@@ -567,7 +568,9 @@ def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequenc
     if np.any(spread % dens):
         return None
     nums = num_of[value_ids] * (spread // dens)
-    if np.any(np.add.reduceat(nums, starts) != row_den) or \
+    if np.any(np.add.reduceat(nums, starts) != row_den):
+        return None
+    if int(counts.max()) * int(row_den.max()) >= 1 << 63 and \
             np.any(np.abs(np.add.reduceat(nums / spread, starts) - 1) > 1e-6):
         return None
     return new_indptr, indices, nums, row_den, empty

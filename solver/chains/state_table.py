@@ -3,14 +3,15 @@ pays for no compiler (numba's import and the load of its cached code cost about 
 second, more than Storm takes for a whole small model).
 
 :class:`StateTable` is a hash table of packed states (rows of 64-bit words), with
-open addressing and double hashing over a power-of-two table of state numbers (``-1``:
-empty), kept at most a quarter full; the states themselves are rows of
+open addressing and double hashing over a power-of-two table of state numbers
+(``int32``, ``-1``: empty), kept at most half full; the states themselves are rows of
 :attr:`StateTable.states`, numbered in the order they are first added. A batch of rows
 is looked up all at once: each round, every row still unresolved reads its slot; a row
 equal to the occupant gets its number, a row meeting another state moves to its next
-slot, and one row of those meeting an empty slot claims it. Rows with equal words
-follow the same slots in the same rounds, so the first of them claims and the others
-find it in the next round.
+slot, and one row of those meeting an empty slot claims it (no sort: every claimant
+writes, and the one whose mark stayed wins). Rows with equal words follow the same
+slots in the same rounds, so one of them claims and the others find it in the next
+round; the batch's new states are then renumbered in the order of their first rows.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class StateTable:
         self.count = 0
         self.states = np.zeros((capacity, words), dtype=np.int64)
         self.bits = _bits(4 * capacity)
-        self.table = np.full(1 << self.bits, -1, dtype=np.int64)
+        self.table = np.full(1 << self.bits, -1, dtype=np.int32)
 
     def add(self, rows: np.ndarray) -> np.ndarray:
         """The numbers of ``rows`` (shape ``(m, words)``); those not seen before are
@@ -55,71 +56,74 @@ class StateTable:
         if m == 0:
             return out
         need = self.count + m
+        if need >= 1 << 31:
+            raise ValueError("more than 2**31 states")
         if need > len(self.states):
             grown = np.zeros((max(need, 2 * len(self.states)), self.words), dtype=np.int64)
             grown[:self.count] = self.states[:self.count]
             self.states = grown
-        if 4 * need > len(self.table):
-            self._rehash(_bits(8 * need))
+        if 2 * need > len(self.table):
+            self._rehash(_bits(4 * need))
         slot, step = _hashes(rows, self.bits)
         mask = len(self.table) - 1
         table, states = self.table, self.states
         pending = np.arange(m)
-        new_rows: list[np.ndarray] = []
-        new_slots: list[np.ndarray] = []
         fresh = self.count
+        claimed: list[np.ndarray] = []
         while len(pending):
             s = slot[pending]
             occupant = table[s]
             empty = occupant < 0
             if empty.any():
-                # one claimant a slot: the first row, by position, that meets it empty
+                # one claimant a slot (whichever the assignment leaves), a new number each
                 rows_e, slots_e = pending[empty], s[empty]
-                slots_u, first = np.unique(slots_e, return_index=True)
-                winners = rows_e[first]
+                table[slots_e] = -2 - rows_e
+                won = table[slots_e] == -2 - rows_e
+                winners, slots_w = rows_e[won], slots_e[won]
                 numbers = np.arange(fresh, fresh + len(winners))
-                table[slots_u] = numbers
+                table[slots_w] = numbers
+                claimed.append(slots_w)
                 states[fresh:fresh + len(winners)] = rows[winners]
-                out[winners] = numbers
                 fresh += len(winners)
-                new_rows.append(winners)
-                new_slots.append(slots_u)
                 occupant = table[s]
             same = (states[occupant] == rows[pending]).all(axis=1)
             out[pending[same]] = occupant[same]
             pending = pending[~same]
             slot[pending] = (slot[pending] + step[pending]) & mask
         if fresh > self.count:
-            self._renumber(np.concatenate(new_rows), np.concatenate(new_slots), out)
+            self._renumber(fresh, np.concatenate(claimed), out)
         return out
 
-    def _renumber(self, winners: np.ndarray, slots: np.ndarray, out: np.ndarray) -> None:
-        """Number the states a batch added in the order of their first rows (claims
-        came round by round)."""
+    def _renumber(self, fresh: int, slots: np.ndarray, out: np.ndarray) -> None:
+        """Number the states a batch added (``count`` to ``fresh``, in the order they
+        claimed their ``slots``) in the order of their first rows."""
         start = self.count
-        order = np.argsort(winners, kind="stable")
-        final = np.empty(len(winners), dtype=np.int64)
-        final[order] = np.arange(start, start + len(winners))
+        new = np.flatnonzero(out >= start)
+        # each new state's first row: the rows are in order, so the first of its rows
+        claimed, first = np.unique(out[new], return_index=True)
+        order = np.argsort(new[first], kind="stable")   # claim numbers, by first row
+        final = np.empty(fresh - start, dtype=np.int64)
+        final[order] = np.arange(start, fresh)
+        moved = self.states[start:fresh].copy()
+        self.states[final] = moved
         self.table[slots] = final
-        self.states[start:start + len(winners)] = self.states[start:start + len(winners)][order]
-        out[:] = np.where(out >= start, final[np.maximum(out - start, 0)], out)
-        self.count = start + len(winners)
+        out[new] = final[out[new] - start]
+        self.count = fresh
 
     def _rehash(self, bits: int) -> None:
         """A larger table, every state put back (the states are distinct: each needs
         only an empty slot)."""
         self.bits = bits
-        table = np.full(1 << bits, -1, dtype=np.int64)
+        table = np.full(1 << bits, -1, dtype=np.int32)
         mask = len(table) - 1
         slot, step = _hashes(self.states[:self.count], bits)
         pending = np.arange(self.count)
         while len(pending):
             s = slot[pending]
-            empty = table[s] < 0
-            slots_u, first = np.unique(s[empty], return_index=True)
-            table[slots_u] = pending[empty][first]
+            free = table[s] < 0
+            table[s[free]] = pending[free]
             placed = np.zeros(len(pending), dtype=bool)
-            placed[np.flatnonzero(empty)[first]] = True
+            placed[free] = table[s[free]] == pending[free]
             pending = pending[~placed]
             slot[pending] = (slot[pending] + step[pending]) & mask
         self.table = table
