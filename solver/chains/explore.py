@@ -289,15 +289,19 @@ class Explorer:
         self.cache: dict[int, dict[int, object]] = {}
         self.max_states = max_states
         self._async = [c for c in program.commands if c.action is None]
-        # each shared action's participants: per module using it, its commands with it
+        # each shared action's participants: per module taking part, its commands in it
         self._sync: list[tuple[str, list[list[Command]]]] = []
-        actions: list[str] = []
-        for c in program.commands:
-            if c.action is not None and c.action not in actions:
-                actions.append(c.action)
-        for action in actions:
-            per_module = [[c for c in program.commands if c.module == name and c.action == action]
-                          for name, used in program.modules if action in used]
+        vectors = program.synchronisations
+        if vectors is None:
+            actions: list[str] = []
+            for c in program.commands:
+                if c.action is not None and c.action not in actions:
+                    actions.append(c.action)
+            vectors = tuple((action, tuple((name, action) for name, used in program.modules
+                                           if action in used)) for action in actions)
+        for action, participants in vectors:
+            per_module = [[c for c in program.commands if c.module == name and c.action == act]
+                          for name, act in participants]
             self._sync.append((action, per_module))
         self._code: dict[tuple[int, ...], tuple[tuple[Expr, ...], VectorFunction]] = {}
         self._number = {id(c): i for i, c in enumerate(program.commands)}
@@ -497,7 +501,7 @@ class Explorer:
         several = k[src] > 1
         if several.any():
             prob[several] = self.values.combine("*", prob[several], self._inverse(k[src[several]]))
-        rewards = {name: self._reward(frame, items, choices, k)
+        rewards = {name: self._reward(frame, name, items, choices, k)
                    for name, items in self.program.rewards.items()}
         return src, target, prob, dead, rewards
 
@@ -577,9 +581,11 @@ class Explorer:
                          f"{int(values[j])} outside its range [{v.low}..{v.high}] in the state "
                          f"{self.describe(sub.states[rows[j]])}")
 
-    def _reward(self, frame: Frame, items: Sequence, choices: list, k: np.ndarray) -> np.ndarray:
+    def _reward(self, frame: Frame, name: str, items: Sequence, choices: list,
+                k: np.ndarray) -> np.ndarray:
         """One reward structure's value index in each state of the block: its state
-        items plus the average over the state's choices of their action items."""
+        items plus the average over the state's choices of what each earns (its action
+        items, and its commands' outcomes' rewards times their probabilities)."""
         v = self.values
         total = np.full(frame.m, v.zero, dtype=np.int64)
         action = np.full(frame.m, v.zero, dtype=np.int64)
@@ -599,6 +605,20 @@ class Explorer:
                         action[rows] = v.combine("+", action[rows], _at(frame.ids(item.value), rows))
             except ExprError as exc:
                 raise ChainError(f"{item.where}: {exc}") from None
+        for combo, _, mask in choices:
+            rows = None
+            for c in combo:
+                for u in c.updates:
+                    for reward, value in u.rewards:
+                        if reward != name:
+                            continue
+                        rows = np.flatnonzero(mask) if rows is None else rows
+                        try:
+                            earned = v.combine("*", _at(frame.ids(value), rows),
+                                               _at(frame.ids(u.probability), rows))
+                        except ExprError as exc:
+                            raise ChainError(f"{c.where}: the reward {name!r}: {exc}") from None
+                        action[rows] = v.combine("+", action[rows], earned)
         several = np.flatnonzero(k > 1)
         if len(several):
             action[several] = v.combine("*", action[several], self._inverse(k[several]))
