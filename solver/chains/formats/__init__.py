@@ -18,7 +18,8 @@ and ``ladders.load_chain`` find it here (``tests/solver/chains/formats/test_form
 adds one).
 The formats here: the chain TOML (:mod:`.toml_chain`), PRISM's explicit files
 (:mod:`.tra`, with ``.lab``, ``.srew`` and ``.trew`` beside it), Storm's DRN
-(:mod:`.drn`), and PRISM and JANI models built by Storm (:mod:`.prism`).
+(:mod:`.drn`), and PRISM and JANI models (:mod:`.prism`: built by ladders itself, or
+by Storm on request).
 """
 
 from __future__ import annotations

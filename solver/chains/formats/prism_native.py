@@ -28,7 +28,6 @@ import numpy as np
 
 from ladders.solver.chains.explore import Explorer, label_states, to_chain
 from ladders.solver.chains.formats import Loaded
-from ladders.solver.chains.formats.jani_lang import read_jani
 from ladders.solver.chains.formats.prism_lang import (
     Property, parse_constants, read_model, read_properties,
 )
@@ -58,6 +57,7 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     given = parse_constants(constants)
     props: list[Property] = []
     if Path(path).suffix.lower() == ".jani":
+        from ladders.solver.chains.formats.jani_lang import read_jani  # JSON: only for JANI
         model, missing, props = read_jani(path, given)
     else:
         model, missing = read_model(path, given)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -262,3 +264,19 @@ def test_qvbs_jani_equals_storm(model: str, constants: str | None, values: dict[
     else:
         built = storm_build(model, constants)
         assert (built.nr_states, built.nr_transitions) == (loaded.chain.size, loaded.chain.nnz)
+
+
+def test_builds_without_stormpy_and_takes_a_properties_file(tmp_path: Path) -> None:
+    """A JANI model is read, built and answered with stormpy unimportable; a PRISM
+    properties file over its names replaces its own properties."""
+    path = write(tmp_path, RELAY)
+    asked = tmp_path / "asked.props"
+    asked.write_text('"two": P=? [F x=2];\n"far": P=? [F "far"];\n')
+    code = ("import sys; sys.modules['stormpy'] = None\n"
+            "from ladders.solver.chains.formats import load_chain\n"
+            f"loaded = load_chain({path!r}, constants='N=3', properties={str(asked)!r})\n"
+            "print(loaded.chain.size, [q.answer_name for q in loaded.questions])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split(maxsplit=1) == ["14", "['two', 'far']\n"]
+    loaded = load(path, constants="N=3", properties=str(asked))
+    assert [solve(loaded.chain, q) for q in loaded.questions] == [1, mpq(3, 4)]
