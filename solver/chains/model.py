@@ -29,7 +29,6 @@ The questions asked of a chain, and the linear systems that answer them, are in
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -216,6 +215,7 @@ class Chain:
 
     def digest(self) -> str:
         """SHA-256 of the whole chain: the same chain, the same digest."""
+        import hashlib  # here: OpenSSL's import costs a build that never asks a digest
         h = hashlib.sha256()
         for arr in (self.indptr, self.indices, self.numerators, self.denominators):
             h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
