@@ -260,6 +260,8 @@ class _UpdatePlan:
     probability: Expr
     words: tuple[tuple[int, int, int], ...]
     dynamic: tuple[tuple[int, Expr, int], ...]
+    #: the probability's :class:`Values` index where it is a constant
+    constant: int | None
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,9 @@ class Explorer:
                         dynamic.append((k, expr, len(computed[-1])))
                         computed[-1].append(expr)
                 fixed = tuple((w, keep, put) for w, (keep, put) in words.items())
-                plans[-1].append(_UpdatePlan(u.probability, fixed, tuple(dynamic)))
+                constant = self.values.id(u.probability.value) \
+                    if u.probability.op == "const" and u.probability.type != "bool" else None
+                plans[-1].append(_UpdatePlan(u.probability, fixed, tuple(dynamic), constant))
         guards, *updates = vector_functions(
             [[c.guard for c in program.commands]] + computed, self.layout.position)
         self._guards = guards
@@ -445,12 +449,17 @@ class Explorer:
                 except ExprError as exc:
                     raise ChainError(f"{c.where}: the guard: {exc}") from None
             raise
-        masks: list[np.ndarray | None] = []
-        for g in guards:
-            if isinstance(g, np.ndarray):
-                masks.append(g if g.any() else None)
-            else:
-                masks.append(np.ones(frame.m, dtype=bool) if g else None)
+        masks: list[np.ndarray | None] = [None] * len(guards)
+        columns = [n for n, g in enumerate(guards) if isinstance(g, np.ndarray)]
+        if columns:
+            # which guards hold somewhere: one pass over them all
+            somewhere = np.stack([guards[n] for n in columns]).any(axis=1).tolist()
+            for n, anywhere in zip(columns, somewhere):
+                if anywhere:
+                    masks[n] = guards[n]
+        for n, g in enumerate(guards):
+            if not isinstance(g, np.ndarray) and g:
+                masks[n] = np.ones(frame.m, dtype=bool)
         number = self._number
         out = []
         for c in self._async:
@@ -516,48 +525,26 @@ class Explorer:
         """The successors of the states ``rows`` under the commands ``combo`` taken
         together: source rows, packed targets and probability indices (zero
         probabilities dropped)."""
+        if len(combo) == 1:
+            return self._alone(frame, combo[0], rows)
         sub = Frame(self, frame.states[rows], parent=(frame, rows))
         at = np.arange(len(rows))
         states = sub.states
         probs: np.ndarray | None = None
-        zero = self.values.zero
         for c in combo:
             plans, run = self._assigned[id(c)]
-            try:
-                assigned = run(sub)
-            except ExprError as exc:
-                raise ChainError(f"{c.where}: an update: {exc}") from None
+            assigned = self._assigned_values(c, run, sub)
             new_at, new_states, new_probs = [], [], []
             for plan in plans:
-                try:
-                    p = sub.ids(plan.probability)
-                except ExprError as exc:
-                    raise ChainError(f"{c.where}: a probability: {exc}") from None
-                if isinstance(p, np.ndarray):
-                    p = p[at]
-                elif probs is None and p == zero:
-                    continue
-                else:
-                    p = np.full(len(at), p, dtype=np.int64)
-                if probs is not None:
-                    p = self.values.combine("*", probs, p)
-                live = p != zero
+                p = self._probability(c, plan, sub)
+                p = p[at] if isinstance(p, np.ndarray) else np.full(len(at), p, dtype=np.int64)
+                p = p if probs is None else self.values.combine("*", probs, p)
+                live = p != self.values.zero
                 if not live.all():
                     p, rows_u, s = p[live], at[live], states[live]
                 else:
                     rows_u, s = at, states.copy()
-                for w, keep, put in plan.words:
-                    s[:, w] &= keep
-                    s[:, w] |= put
-                for k, expr, n in plan.dynamic:
-                    value = assigned[n]
-                    if isinstance(value, np.ndarray):
-                        value = value[rows_u].astype(np.int64, copy=False)
-                    else:
-                        value = int(value)
-                    if len(rows_u):
-                        self._in_range(c, k, expr, value, sub, rows_u)
-                    self.layout.put(s, k, value)
+                self._write(c, plan, assigned, sub, rows_u, s)
                 new_at.append(rows_u)
                 new_states.append(s)
                 new_probs.append(p)
@@ -567,19 +554,100 @@ class Explorer:
         assert probs is not None
         return rows[at], states, probs
 
+    def _alone(self, frame: Frame, c: Command,
+               rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_outcomes` of one command: the common case, with fewer steps (a
+        constant probability is one index until the end, the one update of a command
+        writes the gathered states in place)."""
+        plans, run = self._assigned[id(c)]
+        states = frame.states[rows]
+        sub = Frame(self, states, parent=(frame, rows))
+        assigned = self._assigned_values(c, run, sub)
+        zero = self.values.zero
+        sources, targets, probs = [], [], []
+        for plan in plans:
+            p = self._probability(c, plan, sub)
+            if isinstance(p, np.ndarray):
+                live = p != zero
+                if not live.all():
+                    at = np.flatnonzero(live)
+                    p, s = p[at], states[at]
+                    self._write(c, plan, assigned, sub, at, s)
+                    sources.append(rows[at])
+                    targets.append(s)
+                    probs.append(p)
+                    continue
+            elif p == zero:
+                continue
+            s = states if len(plans) == 1 else states.copy()
+            self._write(c, plan, assigned, sub, None, s)
+            sources.append(rows)
+            targets.append(s)
+            probs.append(p)
+        if not sources:
+            return rows[:0], states[:0], np.zeros(0, dtype=np.int64)
+        probs = [np.full(len(src), p, dtype=np.int64) if not isinstance(p, np.ndarray) else p
+                 for src, p in zip(sources, probs)]
+        if len(sources) == 1:
+            return sources[0], targets[0], probs[0]
+        return np.concatenate(sources), np.concatenate(targets), np.concatenate(probs)
+
+    def _assigned_values(self, c: Command, run: VectorFunction, sub: Frame) -> list:
+        """The values of the command's computed assignments over ``sub``."""
+        try:
+            return run(sub)
+        except ExprError as exc:
+            raise ChainError(f"{c.where}: an update: {exc}") from None
+
+    def _probability(self, c: Command, plan: _UpdatePlan, sub: Frame) -> np.ndarray | int:
+        """An update's probability over ``sub``: one index where it is a constant."""
+        if plan.constant is not None:
+            return plan.constant
+        try:
+            return sub.ids(plan.probability)
+        except ExprError as exc:
+            raise ChainError(f"{c.where}: a probability: {exc}") from None
+
+    def _write(self, c: Command, plan: _UpdatePlan, assigned: list, sub: Frame,
+               at: np.ndarray | None, s: np.ndarray) -> None:
+        """Apply an update to the successors ``s``, the states ``at`` of ``sub`` (None:
+        all of them; ``s`` may be ``sub.states`` itself): its computed values, range
+        checked before anything is written, then its constant words and those values."""
+        values = []
+        for k, expr, n in plan.dynamic:
+            value = assigned[n]
+            if isinstance(value, np.ndarray):
+                value = (value if at is None else value[at]).astype(np.int64, copy=False)
+            else:
+                value = int(value)
+            if len(s):
+                self._in_range(c, k, expr, value, sub, at)
+            values.append((k, value))
+        for w, keep, put in plan.words:
+            s[:, w] &= keep
+            s[:, w] |= put
+        for k, value in values:
+            self.layout.put(s, k, value)
+
     def _in_range(self, c: Command, k: int, expr: Expr, value: np.ndarray | int, sub: Frame,
-                  rows: np.ndarray) -> None:
+                  rows: np.ndarray | None) -> None:
         """A :class:`ChainError` naming the command, the state and the value where an
         update drives variable k outside its range (``value``: in the states ``rows``
-        of ``sub``)."""
+        of ``sub``, None: all of them)."""
         v = self.layout.variables[k]
-        values = np.broadcast_to(value, (len(rows),))
-        if values.min() >= v.low and values.max() <= v.high:
+        if isinstance(value, np.ndarray):
+            if value.min() >= v.low and value.max() <= v.high:
+                return
+            j = int(np.flatnonzero((value < v.low) | (value > v.high))[0])
+            bad = int(value[j])
+        elif v.low <= value <= v.high:
             return
-        j = int(np.flatnonzero((values < v.low) | (values > v.high))[0])
+        else:
+            j, bad = 0, value
+        state = sub.states[j if rows is None else rows[j]]
         raise ChainError(f"{c.where}: the update {v.name}'={show(expr)} gives {v.name} the value "
-                         f"{int(values[j])} outside its range [{v.low}..{v.high}] in the state "
-                         f"{self.describe(sub.states[rows[j]])}")
+                         f"{bad} outside its range [{v.low}..{v.high}] in the state "
+                         f"{self.describe(state)}")
 
     def _reward(self, frame: Frame, name: str, items: Sequence, choices: list,
                 k: np.ndarray) -> np.ndarray:
@@ -774,10 +842,11 @@ def _renumbered(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def label_states(explorer: Explorer, states: np.ndarray, labels: dict[str, Expr],
-                 given: dict[str, np.ndarray] | None = None, chunk: int = 1 << 20) -> dict[str, np.ndarray]:
+                 given: dict[str, np.ndarray] | None = None, chunk: int = 1 << 15) -> dict[str, np.ndarray]:
     """The states (indices) where each of ``labels`` holds, evaluated a chunk of states
-    at a time; ``given``: label masks the expressions may use (``"init"``, a model's
-    label in a property)."""
+    at a time (small: a label may read every variable, a column of 8 bytes a state
+    each); ``given``: label masks the expressions may use (``"init"``, a model's label
+    in a property)."""
     out: dict[str, list[np.ndarray]] = {name: [] for name in labels}
     for lo in range(0, len(states), chunk):
         part = states[lo:lo + chunk]

@@ -4,7 +4,8 @@ second, more than Storm takes for a whole small model).
 
 :class:`StateTable` is a hash table of packed states (rows of 64-bit words), with
 open addressing and double hashing over a power-of-two table of state numbers
-(``int32``, ``-1``: empty), kept at most half full; the states themselves are rows of
+(``int32``, ``-1``: empty), kept at most an eighth full while small and half full
+when large; the states themselves are rows of
 :attr:`StateTable.states`, numbered in the order they are first added. A batch of rows
 is looked up all at once: each round, every row still unresolved reads its slot; a row
 equal to the occupant gets its number, a row meeting another state moves to its next
@@ -18,6 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+#: A table of fewer slots than this is kept at most 1/_SPARSE full, a larger one at
+#: most half: the emptier the table, the fewer rounds a batch takes (each round is a
+#: dozen NumPy calls, the cost of a small model's layer), and 4 MB of slots cost little.
+_SMALL = 1 << 20
+_SPARSE = 8
 _SEED = np.uint64(0x243F6A8885A308D3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
@@ -44,7 +50,7 @@ class StateTable:
         self.words = words
         self.count = 0
         self.states = np.zeros((capacity, words), dtype=np.int64)
-        self.bits = _bits(4 * capacity)
+        self.bits = _bits(_SPARSE * capacity)
         self.table = np.full(1 << self.bits, -1, dtype=np.int32)
 
     def add(self, rows: np.ndarray) -> np.ndarray:
@@ -62,8 +68,8 @@ class StateTable:
             grown = np.zeros((max(need, 2 * len(self.states)), self.words), dtype=np.int64)
             grown[:self.count] = self.states[:self.count]
             self.states = grown
-        if 2 * need > len(self.table):
-            self._rehash(_bits(4 * need))
+        if need * (_SPARSE if len(self.table) < _SMALL else 2) > len(self.table):
+            self._rehash(_bits(need * (_SPARSE if need * _SPARSE < _SMALL else 4)))
         slot, step = _hashes(rows, self.bits)
         mask = len(self.table) - 1
         table, states = self.table, self.states
