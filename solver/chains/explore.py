@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -712,21 +713,31 @@ class StateNames(Sequence[str]):
     name may be, as the stormpy route names them. Written when first asked for (one
     name, or all of them at once, a chunk of states at a time in NumPy), not by the
     build: a chain of millions of states mostly answers by label, and its names cost
-    as much as its exploration."""
+    as much as its exploration. Even which variables vary, and whether the names fit,
+    is found on the first name asked for."""
 
     def __init__(self, layout: Layout, states: np.ndarray) -> None:
         self._layout, self._states = layout, states
-        self._n = n = len(states)
-        count = len(layout.variables)
+        self._n = len(states)
+        self._all: list[str] | None = None
+
+    @cached_property
+    def _varying(self) -> list[int]:
+        """The variables whose value is not the same in every state (all of them
+        where none varies)."""
+        layout, count = self._layout, len(self._layout.variables)
         varying = []
-        if n:
+        if self._n:
             # the bits that differ from the first state's anywhere: one pass a word
-            differ = np.bitwise_or.reduce(states ^ states[0], axis=0).tolist()
+            differ = np.bitwise_or.reduce(self._states ^ self._states[0], axis=0).tolist()
             varying = [k for k in range(count)
                        if (differ[layout.word[k]] >> layout.shift[k]) & layout.mask[k]]
-        self._varying = varying or list(range(count))
-        self._numbered = self._longest() > MAX_NAME
-        self._all: list[str] | None = None
+        return varying or list(range(count))
+
+    @cached_property
+    def _numbered(self) -> bool:
+        """Whether the states are named by number (a valuation past the longest name)."""
+        return self._longest() > MAX_NAME
 
     def _longest(self) -> int:
         """The length of the longest name (0 without states); where the widest value
@@ -739,8 +750,12 @@ class StateNames(Sequence[str]):
             for v in variables)
         if widest <= MAX_NAME:
             return widest
-        length = np.full(self._n, len(variables) - 1, dtype=np.int64)
+        fixed = len(variables) - 1
+        length = np.zeros(self._n, dtype=np.int64)
         for k, v in zip(self._varying, variables):
+            if not v.boolean and v.low >= 0 and len(str(v.low)) == len(str(v.high)):
+                fixed += len(v.name) + 1 + len(str(v.high))   # as wide in every state
+                continue
             col = self._layout.column(self._states, k)
             if v.boolean:
                 length += len(v.name) + (col == 0)
@@ -750,7 +765,7 @@ class StateNames(Sequence[str]):
                 for power in range(1, len(str(int(size.max())))):
                     digits += size >= 10 ** power
                 length += len(v.name) + 1 + digits
-        return int(length.max())
+        return fixed + int(length.max())
 
     def __len__(self) -> int:
         return self._n

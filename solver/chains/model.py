@@ -535,9 +535,18 @@ def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequenc
         return None
     num_of = np.array([int(v.numerator) for v in values] + [1], dtype=np.int64)
     den_of = np.array([int(v.denominator) for v in values] + [1], dtype=np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices, dtype=np.int64)
     value_ids = np.asarray(value_ids, dtype=np.int64)
+    counts = np.diff(indptr)
+    # rows already in order, without zeros or empty rows (a built model's): no row
+    # index a transition is needed
+    rising = np.diff(indices) > 0
+    rising[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(indices))] - 1] = True
+    if n and counts.min() > 0 and rising.all() and (num_of[value_ids] != 0).all():
+        return _row_denominators(n, indptr, counts, indices, value_ids, num_of, den_of,
+                                 np.zeros(0, dtype=np.int64))
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
     ordered = (np.diff(indices) > 0) | (np.diff(rows) > 0)
     if not ordered.all():
         order = np.lexsort((indices, rows))
@@ -559,7 +568,16 @@ def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequenc
         counts = np.bincount(rows, minlength=n)
     new_indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=new_indptr[1:])
-    starts = new_indptr[:-1]
+    return _row_denominators(n, new_indptr, counts, indices, value_ids, num_of, den_of, empty)
+
+
+def _row_denominators(n: int, indptr: np.ndarray, counts: np.ndarray, indices: np.ndarray,
+                      value_ids: np.ndarray, num_of: np.ndarray, den_of: np.ndarray,
+                      empty: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """The 64-bit rows of :func:`_rows_int64` from rows in order, none empty: each
+    row's common denominator and its numerators over it, checked (None where one
+    does not pass)."""
+    starts = indptr[:-1]
     dens = den_of[value_ids]
     row_den = np.lcm.reduceat(dens, starts)
     if row_den.min() <= 0 or row_den.max() > MAX_ROW_DENOMINATOR:
@@ -573,7 +591,7 @@ def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequenc
     if int(counts.max()) * int(row_den.max()) >= 1 << 63 and \
             np.any(np.abs(np.add.reduceat(nums / spread, starts) - 1) > 1e-6):
         return None
-    return new_indptr, indices, nums, row_den, empty
+    return indptr, indices, nums, row_den, empty
 
 
 def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int, mpq]],

@@ -67,34 +67,61 @@ Pointer = tuple[str | int, ...]
 
 class Locator:
     """``file:line:column`` of a value of the JSON text by its path of keys and
-    indices, found by walking the text only when asked (for an error)."""
+    indices, found by walking the text (each value's place is remembered, so that
+    reading a document's edges in order walks it about once)."""
 
     def __init__(self, path: str, text: str) -> None:
         self.path, self.text = path, text
+        self._known: dict[Pointer, int] = {}
+        self._decoder = json.JSONDecoder()
 
     def __call__(self, pointer: Pointer) -> str:
-        text, decoder = self.text, json.JSONDecoder()
-        i = self._space(0)
-        for key in pointer:
-            if i >= len(text) or text[i] not in "{[":
-                break
-            opening, i = text[i], self._space(i + 1)
-            n = 0
-            while i < len(text) and text[i] not in "]}":
-                if opening == "{":
-                    name, i = json.decoder.scanstring(text, i + 1)
-                    i = self._space(self._space(i) + 1)
-                    found = name == key
-                else:
-                    found = n == key
-                if found:
-                    break
-                i = self._space(decoder.raw_decode(text, i)[1])
-                if i < len(text) and text[i] == ",":
-                    i = self._space(i + 1)
+        i = self._offset(tuple(pointer))
+        line = self.text.count("\n", 0, i) + 1
+        return f"{self.path}:{line}:{i - self.text.rfind(chr(10), 0, i)}"
+
+    def _offset(self, pointer: Pointer) -> int:
+        """Where the value at ``pointer`` starts (or, where there is none, where its
+        nearest container does)."""
+        found = self._known.get(pointer)
+        if found is not None:
+            return found
+        if not pointer:
+            self._known[()] = self._space(0)
+            return self._known[()]
+        parent, key = pointer[:-1], pointer[-1]
+        i = self._offset(parent)
+        text = self.text
+        if i >= len(text) or text[i] not in "{[":
+            return i
+        if text[i] == "[":
+            if not isinstance(key, int):
+                return i
+            n = next((j for j in range(key, -1, -1) if parent + (j,) in self._known), None)
+            pos = self._space(i + 1) if n is None else self._known[parent + (n,)]
+            n = 0 if n is None else n
+            self._known[parent + (n,)] = pos
+            while n < key and pos < len(text) and text[pos] != "]":
+                pos = self._next(pos)
                 n += 1
-        line = text.count("\n", 0, i) + 1
-        return f"{self.path}:{line}:{i - text.rfind(chr(10), 0, i)}"
+                self._known[parent + (n,)] = pos
+            return pos
+        pos = self._space(i + 1)
+        while pos < len(text) and text[pos] != "}":
+            name, after = json.decoder.scanstring(text, pos + 1)
+            value = self._space(self._space(after) + 1)
+            self._known[parent + (name,)] = value
+            if name == key:
+                return value
+            pos = self._next(value)
+        return i
+
+    def _next(self, pos: int) -> int:
+        """The start of the value after the one at ``pos`` (past its comma)."""
+        pos = self._space(self._decoder.raw_decode(self.text, pos)[1])
+        if pos < len(self.text) and self.text[pos] == ",":
+            pos = self._space(pos + 1)
+        return pos
 
     def _space(self, i: int) -> int:
         while i < len(self.text) and self.text[i] in " \t\r\n":

@@ -12,10 +12,12 @@ from ladders.solver.exact import mpq
 
 
 def _random_rows(seed: int, n: int) -> list[dict[int, mpq]]:
+    """Random rows; an even seed gives some empty ones (made absorbing), an odd one
+    none (a built model's rows, the path without a row index a transition)."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n):
-        k = int(rng.integers(0, 5))
+        k = int(rng.integers(seed % 2, 5))
         targets = sorted(set(rng.integers(0, n, size=k).tolist()))
         dens = [int(d) for d in rng.choice([2, 3, 5, 7, 10, 50, 1000], size=len(targets))]
         weights = [mpq(1, d) for d in dens]
