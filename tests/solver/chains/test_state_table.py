@@ -61,3 +61,16 @@ def test_names_too_long_are_numbers() -> None:
     for k in range(8):
         layout.put(states, k, np.array([0, 9], dtype=np.int64))
     assert list(StateNames(layout, states)) == ["0", "1"]
+
+
+def test_names_that_fit_only_in_the_states_there_are() -> None:
+    """Twenty Booleans of nine letters: written with a '!' each they would pass the
+    longest name (219 characters), but no state has more than one false (200)."""
+    variables = tuple(Variable(f"{chr(97 + i)}" * 9, 0, 1, 1, True, None) for i in range(20))
+    layout = Layout(variables)
+    states = np.zeros((21, layout.words), dtype=np.int64)
+    for k in range(20):
+        layout.put(states, k, np.array([0 if r == k else 1 for r in range(21)], dtype=np.int64))
+    names = list(StateNames(layout, states))
+    assert names[0].startswith("!aaaaaaaaa,bbbbbbbbb,") and len(names[0]) == 200
+    assert names[20] == ",".join(chr(97 + i) * 9 for i in range(20))
