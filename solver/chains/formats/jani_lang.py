@@ -592,9 +592,9 @@ class _Reader:
         head += "=?" if bound is None else f"{bound[0]}{bound[1]}"
         if right is None:
             return f"{head} [{shape}]"
-        if shape == "U":
+        if shape == "U" and not (left is not None and left.op == "const" and left.value is True):
             return f"{head} [{show(left) if left is not None else 'true'} U {show(right)}]"
-        return f"{head} [F {show(right)}]"
+        return f"{head} [F {show(right)}]"   # true U phi is F phi
 
 
 def _unary(op: str, x: Expr) -> Expr:
