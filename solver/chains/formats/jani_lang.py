@@ -155,6 +155,9 @@ class _Reader:
         self.transient: dict[str, tuple[str, Any]] = {}
         #: where each reward variable is earned: "state" (locations), "step" (destinations)
         self._parts: dict[str, set[str]] = {}
+        #: the state variables without an initial value, and every state variable
+        self._open: list[str] = []
+        self._declared: tuple[Variable, ...] = ()
         self._props = False
         if not isinstance(data, dict):
             raise ChainError(f"{where(())}: a JANI model is a JSON object")
@@ -310,7 +313,6 @@ class _Reader:
     def program(self) -> Program:
         """The :class:`Program` of the document."""
         data = self.data
-        self._open: list[str] = []
         declared: list[Variable] = []
         self._variables(data.get("variables", []), ("variables",), None, declared)
         automata = data.get("automata", [])
