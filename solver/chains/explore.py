@@ -6,8 +6,10 @@ built without a Python step per state or per transition.
 - Exploration is breadth first, a whole frontier (every state found but not yet
   expanded) at once: each guard is evaluated over the frontier's columns of values
   (NumPy), each enabled command's updates produce a column of successor states, and
-  the successors are looked up in, or added to, a compiled hash table (numba) that
-  numbers states in the order they are found: the initial states first.
+  the successors are looked up in, or added to, a hash table (NumPy, no compiler to
+  import: :mod:`~ladders.solver.chains.state_table`) that numbers states in the order
+  they are found: the initial states first.
+- States are named (:class:`StateNames`) only when a name is asked for.
 - Probabilities are exact: every distinct value is an ``mpq`` kept once in
   :class:`Values`, and transitions carry its index. A probability expression is
   evaluated once per distinct valuation of the variables it reads, over the whole
@@ -38,12 +40,14 @@ state and the value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ladders.solver.chains.state_table import StateTable, valuation_names
+from ladders.solver.chains.vector_code import VectorFunction, vector_functions
 from ladders.solver.chains.model import (
     MAX_NAME, MAX_ROW_DENOMINATOR, MAX_STATES, Chain, ChainError, rows_from_entries,
 )
@@ -137,8 +141,8 @@ class Layout:
 
 class Frame:
     """Expressions evaluated over a block of states at once: Booleans and integers as
-    NumPy columns, rationals as :class:`Values` indices; each subexpression once per
-    block."""
+    NumPy columns (by :func:`~ladders.solver.chains.vector_code.vector_functions`; a
+    constant as a Python scalar), rationals as :class:`Values` indices."""
 
     def __init__(self, explorer: Explorer, states: np.ndarray,
                  parent: tuple[Frame, np.ndarray] | None = None,
@@ -147,88 +151,47 @@ class Frame:
         self.m = len(states)
         self.labels = labels or {}
         self._cols: dict[int, np.ndarray] = {}
-        self._memo: dict[int, np.ndarray] = {}
+        self._words: dict[int, np.ndarray] = {}
 
     def col(self, k: int) -> np.ndarray:
+        """Variable k's values in the block."""
         c = self._cols.get(k)
         if c is None:
             if self.parent is not None:
                 frame, rows = self.parent
                 c = frame.col(k)[rows]
             else:
-                c = self.ex.layout.column(self.states, k)
+                layout = self.ex.layout
+                w = layout.word[k]
+                word = self._words.get(w)
+                if word is None:
+                    # one contiguous copy of each word: each variable's column reads it
+                    word = self._words[w] = np.ascontiguousarray(self.states[:, w])
+                c = (word >> layout.shift[k]) & layout.mask[k]
+                low = layout.variables[k].low
+                if low:
+                    c += low
             self._cols[k] = c
         return c
 
     def vec(self, e: Expr) -> np.ndarray:
         """A Boolean or integer expression's values (``bool`` or ``int64`` array)."""
-        r = self._memo.get(id(e))
-        if r is None:
-            r = self._memo[id(e)] = self._vec(e)
-        return r
+        value = self.ex.code((e,))(self)[0]
+        if isinstance(value, np.ndarray):
+            return value
+        return np.full(self.m, value, dtype=bool if e.type == "bool" else np.int64)
 
-    def _vec(self, e: Expr) -> np.ndarray:
-        op, a = e.op, e.args
-        if op == "const":
-            return np.full(self.m, e.value, dtype=bool if e.type == "bool" else np.int64)
-        if op == "var":
-            c = self.col(self.ex.layout.position[e.value])  # type: ignore[index]
-            return c != 0 if e.type == "bool" else c
-        if op == "label":
-            return self.labels[e.value]  # type: ignore[index]
-        if op in ("&", "|", "not", "=>", "<=>") or (op == "ite" and e.type == "bool"):
-            args = [self.vec(x) for x in a]
-            if op == "&":
-                return args[0] & args[1]
-            if op == "|":
-                return args[0] | args[1]
-            if op == "not":
-                return ~args[0]
-            if op == "=>":
-                return ~args[0] | args[1]
-            if op == "<=>":
-                return args[0] == args[1]
-            return np.where(args[0], args[1], args[2])
-        if not e.integral:
-            return self._distinct(e)
-        args = [self.vec(x) for x in a]
-        if op == "+":
-            return args[0] + args[1]
-        if op == "-":
-            return args[0] - args[1]
-        if op == "*":
-            return args[0] * args[1]
-        if op == "neg":
-            return -args[0]
-        if op == "<":
-            return args[0] < args[1]
-        if op == "<=":
-            return args[0] <= args[1]
-        if op == ">":
-            return args[0] > args[1]
-        if op == ">=":
-            return args[0] >= args[1]
-        if op == "=":
-            return args[0] == args[1]
-        if op == "!=":
-            return args[0] != args[1]
-        if op == "ite":
-            return np.where(args[0], args[1], args[2])
-        if op == "min":
-            return np.minimum.reduce(args)
-        if op == "max":
-            return np.maximum.reduce(args)
-        if op in ("floor", "ceil"):
-            return args[0]
-        if op == "mod":
-            if np.any(args[1] == 0):
-                raise ExprError(f"{show(e)}: mod(_, 0)")
-            return np.mod(args[0], args[1])
-        if op == "pow":
-            if np.any(args[1] < 0):
-                raise ExprError(f"{show(e)}: an integer to a negative power")
-            return np.power(args[0], args[1])
-        raise ExprError(f"cannot evaluate {show(e)}")
+    def mod(self, a: object, b: object, e: Expr) -> object:
+        """``mod(a, b)`` of integer columns or scalars, refusing a zero divisor."""
+        if np.any(np.asarray(b) == 0):
+            raise ExprError(f"{show(e)}: mod(_, 0)")
+        return np.mod(a, b)
+
+    def pow(self, a: object, b: object, e: Expr) -> object:
+        """``pow(a, b)`` of integer columns or scalars, refusing a negative exponent."""
+        if np.any(np.asarray(b) < 0):
+            raise ExprError(f"{show(e)}: an integer to a negative power")
+        return np.power(a, b)
 
     def _keys(self, e: Expr) -> tuple[np.ndarray, list[int]]:
         """One integer a state for the values of the variables ``e`` reads (a
@@ -247,9 +210,10 @@ class Frame:
                 raise ExprError(f"{show(e)} reads variables with more than 2^62 valuations")
         return key, ks
 
-    def _distinct(self, e: Expr) -> np.ndarray:
+    def distinct(self, e: Expr) -> np.ndarray:
         """``e``'s values by evaluating it exactly once per distinct valuation of the
-        variables it reads (over the whole build: :attr:`Explorer.cache`)."""
+        variables it reads (over the whole build: :attr:`Explorer.cache`); a rational
+        ``e`` as :class:`Values` indices."""
         if not e.reads:
             value = evaluate(e, {})
             if e.type == "rat":
@@ -274,19 +238,31 @@ class Frame:
         value = int(self.col(k)[row])
         return bool(value) if self.ex.layout.variables[k].boolean else value
 
-    def ids(self, e: Expr) -> np.ndarray:
-        """A number expression's exact values, as :class:`Values` indices."""
+    def ids(self, e: Expr) -> np.ndarray | int:
+        """A number expression's exact values, as :class:`Values` indices (one index,
+        a Python ``int``, for a constant)."""
         if e.op == "const":
-            return np.full(self.m, self.ex.values.id(e.value), dtype=np.int64)  # type: ignore[arg-type]
+            return self.ex.values.id(e.value)  # type: ignore[arg-type]
         if e.type == "rat":
-            return self._distinct(e)
-        r = self._memo.get(-id(e))
-        if r is None:
-            ints = self.vec(e)
-            uniq, inverse = np.unique(ints, return_inverse=True)
-            ids = np.array([self.ex.values.id(int(u)) for u in uniq.tolist()], dtype=np.int64)
-            r = self._memo[-id(e)] = ids[inverse]
-        return r
+            return self.distinct(e)
+        ints = self.vec(e)
+        uniq, inverse = np.unique(ints, return_inverse=True)
+        ids = np.array([self.ex.values.id(int(u)) for u in uniq.tolist()], dtype=np.int64)
+        return ids[inverse]
+
+
+@dataclass(frozen=True)
+class _UpdatePlan:
+    """How one update of a command writes a successor: its probability, the words
+    its constant assignments set (``word &= keep``, then ``word |= put``), and the
+    other assignments (variable, expression, its place among the values the command's
+    function computes), each checked against the variable's range."""
+
+    probability: Expr
+    words: tuple[tuple[int, int, int], ...]
+    dynamic: tuple[tuple[int, Expr, int], ...]
+    #: the probability's :class:`Values` index where it is a constant
+    constant: int | None
 
 
 @dataclass(frozen=True)
@@ -316,16 +292,61 @@ class Explorer:
         self.cache: dict[int, dict[int, object]] = {}
         self.max_states = max_states
         self._async = [c for c in program.commands if c.action is None]
-        # each shared action's participants: per module using it, its commands with it
+        # each shared action's participants: per module taking part, its commands in it
         self._sync: list[tuple[str, list[list[Command]]]] = []
-        actions: list[str] = []
-        for c in program.commands:
-            if c.action is not None and c.action not in actions:
-                actions.append(c.action)
-        for action in actions:
-            per_module = [[c for c in program.commands if c.module == name and c.action == action]
-                          for name, used in program.modules if action in used]
+        vectors = program.synchronisations
+        if vectors is None:
+            actions: list[str] = []
+            for c in program.commands:
+                if c.action is not None and c.action not in actions:
+                    actions.append(c.action)
+            vectors = tuple((action, tuple((name, action) for name, used in program.modules
+                                           if action in used)) for action in actions)
+        for action, participants in vectors:
+            per_module = [[c for c in program.commands if c.module == name and c.action == act]
+                          for name, act in participants]
             self._sync.append((action, per_module))
+        self._code: dict[tuple[int, ...], tuple[tuple[Expr, ...], VectorFunction]] = {}
+        self._number = {id(c): i for i, c in enumerate(program.commands)}
+        # each update's assignments of a constant (in its range) folded into one mask
+        # and one value a word; the others computed by the command's function
+        plans: list[list[_UpdatePlan]] = []
+        computed: list[list[Expr]] = []
+        for c in program.commands:
+            plans.append([])
+            computed.append([])
+            for u in c.updates:
+                words: dict[int, list[int]] = {}
+                dynamic = []
+                for name, expr in u.assignments:
+                    k = self.layout.position[name]
+                    v = self.layout.variables[k]
+                    if expr.op == "const" and v.low <= int(expr.value) <= v.high:  # type: ignore[call-overload]
+                        w, shift = self.layout.word[k], self.layout.shift[k]
+                        keep_set = words.setdefault(w, [-1, 0])
+                        keep_set[0] &= ~(self.layout.mask[k] << shift)
+                        keep_set[1] |= (int(expr.value) - v.low) << shift  # type: ignore[call-overload]
+                    else:
+                        dynamic.append((k, expr, len(computed[-1])))
+                        computed[-1].append(expr)
+                fixed = tuple((w, keep, put) for w, (keep, put) in words.items())
+                constant = self.values.id(u.probability.value) \
+                    if u.probability.op == "const" and u.probability.type != "bool" else None
+                plans[-1].append(_UpdatePlan(u.probability, fixed, tuple(dynamic), constant))
+        guards, *updates = vector_functions(
+            [[c.guard for c in program.commands]] + computed, self.layout.position)
+        self._guards = guards
+        self._assigned = {id(c): (tuple(plan), run)
+                          for c, plan, run in zip(program.commands, plans, updates)}
+
+    def code(self, exprs: tuple[Expr, ...]) -> VectorFunction:
+        """The compiled function of ``exprs`` (:func:`vector_functions`), written once."""
+        key = tuple(map(id, exprs))
+        found = self._code.get(key)
+        if found is None:
+            # the expressions are kept with their function: their ids stay theirs
+            found = self._code[key] = (exprs, vector_functions([exprs], self.layout.position)[0])
+        return found[1]
 
     # ------------------------------------------------------------------ start
     def initial_states(self) -> np.ndarray:
@@ -419,26 +440,50 @@ class Explorer:
     def _choices(self, frame: Frame) -> list[tuple[tuple[Command, ...], str | None, np.ndarray]]:
         """The block's choices: the commands taken together, their action, and the
         states where all are enabled (only choices enabled somewhere)."""
+        try:
+            guards = self._guards(frame)
+        except ExprError:
+            # which guard: each alone, for the message
+            for c in self.program.commands:
+                try:
+                    self.code((c.guard,))(frame)
+                except ExprError as exc:
+                    raise ChainError(f"{c.where}: the guard: {exc}") from None
+            raise
+        masks: list[np.ndarray | None] = [None] * len(guards)
+        columns = [n for n, g in enumerate(guards) if isinstance(g, np.ndarray)]
+        if columns:
+            # which guards hold somewhere: one pass over them all
+            somewhere = np.stack([guards[n] for n in columns]).any(axis=1).tolist()
+            for n, anywhere in zip(columns, somewhere):
+                if anywhere:
+                    masks[n] = guards[n]
+        for n, g in enumerate(guards):
+            if not isinstance(g, np.ndarray) and g:
+                masks[n] = np.ones(frame.m, dtype=bool)
+        number = self._number
         out = []
         for c in self._async:
-            mask = self._guard(frame, c)
-            if mask.any():
+            mask = masks[number[id(c)]]
+            if mask is not None:
                 out.append(((c,), None, mask))
         for action, per_module in self._sync:
-            partial: list[tuple[tuple[Command, ...], np.ndarray]] = [((), np.ones(frame.m, dtype=bool))]
+            partial: list[tuple[tuple[Command, ...], np.ndarray | None]] = [((), None)]
             for commands in per_module:
-                partial = [(combo + (c,), both) for combo, mask in partial for c in commands
-                           for both in (mask & self._guard(frame, c),) if both.any()]
+                grown = []
+                for combo, mask in partial:
+                    for c in commands:
+                        guard = masks[number[id(c)]]
+                        if guard is None:
+                            continue
+                        both = guard if mask is None else mask & guard
+                        if mask is None or both.any():
+                            grown.append((combo + (c,), both))
+                partial = grown
                 if not partial:
                     break
-            out += [(combo, action, mask) for combo, mask in partial]
+            out += [(combo, action, mask) for combo, mask in partial if mask is not None]
         return out
-
-    def _guard(self, frame: Frame, c: Command) -> np.ndarray:
-        try:
-            return frame.vec(c.guard)
-        except ExprError as exc:
-            raise ChainError(f"{c.where}: the guard: {exc}") from None
 
     def _expand(self, block: np.ndarray) -> tuple[np.ndarray, ...]:
         """The block's transitions (source row in the block, packed target, value
@@ -466,7 +511,7 @@ class Explorer:
         several = k[src] > 1
         if several.any():
             prob[several] = self.values.combine("*", prob[several], self._inverse(k[src[several]]))
-        rewards = {name: self._reward(frame, items, choices, k)
+        rewards = {name: self._reward(frame, name, items, choices, k)
                    for name, items in self.program.rewards.items()}
         return src, target, prob, dead, rewards
 
@@ -481,51 +526,135 @@ class Explorer:
         """The successors of the states ``rows`` under the commands ``combo`` taken
         together: source rows, packed targets and probability indices (zero
         probabilities dropped)."""
+        if len(combo) == 1:
+            return self._alone(frame, combo[0], rows)
         sub = Frame(self, frame.states[rows], parent=(frame, rows))
         at = np.arange(len(rows))
-        states = sub.states.copy()
+        states = sub.states
         probs: np.ndarray | None = None
         for c in combo:
+            plans, run = self._assigned[id(c)]
+            assigned = self._assigned_values(c, run, sub)
             new_at, new_states, new_probs = [], [], []
-            for u in c.updates:
-                try:
-                    p = sub.ids(u.probability)[at]
-                except ExprError as exc:
-                    raise ChainError(f"{c.where}: a probability: {exc}") from None
+            for plan in plans:
+                p = self._probability(c, plan, sub)
+                p = p[at] if isinstance(p, np.ndarray) else np.full(len(at), p, dtype=np.int64)
                 p = p if probs is None else self.values.combine("*", probs, p)
                 live = p != self.values.zero
                 if not live.all():
-                    p = p[live]
-                    rows_u, s = at[live], states[live].copy()
+                    p, rows_u, s = p[live], at[live], states[live]
                 else:
                     rows_u, s = at, states.copy()
-                for name, expr in u.assignments:
-                    k = self.layout.position[name]
-                    try:
-                        value = sub.vec(expr)[rows_u]
-                    except ExprError as exc:
-                        raise ChainError(f"{c.where}: the value of {name}': {exc}") from None
-                    v = self.layout.variables[k]
-                    bad = (value < v.low) | (value > v.high)
-                    if bad.any():
-                        j = int(np.flatnonzero(bad)[0])
-                        state = self.describe(sub.states[rows_u[j]])
-                        raise ChainError(f"{c.where}: the update {name}'={show(expr)} gives "
-                                         f"{name} the value {int(value[j])} outside its range "
-                                         f"[{v.low}..{v.high}] in the state {state}")
-                    self.layout.put(s, k, value.astype(np.int64))
+                self._write(c, plan, assigned, sub, rows_u, s)
                 new_at.append(rows_u)
                 new_states.append(s)
                 new_probs.append(p)
-            at = np.concatenate(new_at)
-            states = np.concatenate(new_states)
-            probs = np.concatenate(new_probs)
+            at = np.concatenate(new_at) if new_at else at[:0]
+            states = np.concatenate(new_states) if new_states else states[:0]
+            probs = np.concatenate(new_probs) if new_probs else np.zeros(0, dtype=np.int64)
         assert probs is not None
         return rows[at], states, probs
 
-    def _reward(self, frame: Frame, items: Sequence, choices: list, k: np.ndarray) -> np.ndarray:
+    def _alone(self, frame: Frame, c: Command,
+               rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_outcomes` of one command: the common case, with fewer steps (a
+        constant probability is one index until the end, the one update of a command
+        writes the gathered states in place)."""
+        plans, run = self._assigned[id(c)]
+        states = frame.states[rows]
+        sub = Frame(self, states, parent=(frame, rows))
+        assigned = self._assigned_values(c, run, sub)
+        zero = self.values.zero
+        sources, targets, probs = [], [], []
+        for plan in plans:
+            p = self._probability(c, plan, sub)
+            if isinstance(p, np.ndarray):
+                live = p != zero
+                if not live.all():
+                    at = np.flatnonzero(live)
+                    p, s = p[at], states[at]
+                    self._write(c, plan, assigned, sub, at, s)
+                    sources.append(rows[at])
+                    targets.append(s)
+                    probs.append(p)
+                    continue
+            elif p == zero:
+                continue
+            s = states if len(plans) == 1 else states.copy()
+            self._write(c, plan, assigned, sub, None, s)
+            sources.append(rows)
+            targets.append(s)
+            probs.append(p)
+        if not sources:
+            return rows[:0], states[:0], np.zeros(0, dtype=np.int64)
+        probs = [np.full(len(src), p, dtype=np.int64) if not isinstance(p, np.ndarray) else p
+                 for src, p in zip(sources, probs)]
+        if len(sources) == 1:
+            return sources[0], targets[0], probs[0]
+        return np.concatenate(sources), np.concatenate(targets), np.concatenate(probs)
+
+    def _assigned_values(self, c: Command, run: VectorFunction, sub: Frame) -> list:
+        """The values of the command's computed assignments over ``sub``."""
+        try:
+            return run(sub)
+        except ExprError as exc:
+            raise ChainError(f"{c.where}: an update: {exc}") from None
+
+    def _probability(self, c: Command, plan: _UpdatePlan, sub: Frame) -> np.ndarray | int:
+        """An update's probability over ``sub``: one index where it is a constant."""
+        if plan.constant is not None:
+            return plan.constant
+        try:
+            return sub.ids(plan.probability)
+        except ExprError as exc:
+            raise ChainError(f"{c.where}: a probability: {exc}") from None
+
+    def _write(self, c: Command, plan: _UpdatePlan, assigned: list, sub: Frame,
+               at: np.ndarray | None, s: np.ndarray) -> None:
+        """Apply an update to the successors ``s``, the states ``at`` of ``sub`` (None:
+        all of them; ``s`` may be ``sub.states`` itself): its computed values, range
+        checked before anything is written, then its constant words and those values."""
+        values = []
+        for k, expr, n in plan.dynamic:
+            value = assigned[n]
+            if isinstance(value, np.ndarray):
+                value = (value if at is None else value[at]).astype(np.int64, copy=False)
+            else:
+                value = int(value)
+            if len(s):
+                self._in_range(c, k, expr, value, sub, at)
+            values.append((k, value))
+        for w, keep, put in plan.words:
+            s[:, w] &= keep
+            s[:, w] |= put
+        for k, value in values:
+            self.layout.put(s, k, value)
+
+    def _in_range(self, c: Command, k: int, expr: Expr, value: np.ndarray | int, sub: Frame,
+                  rows: np.ndarray | None) -> None:
+        """A :class:`ChainError` naming the command, the state and the value where an
+        update drives variable k outside its range (``value``: in the states ``rows``
+        of ``sub``, None: all of them)."""
+        v = self.layout.variables[k]
+        if isinstance(value, np.ndarray):
+            if value.min() >= v.low and value.max() <= v.high:
+                return
+            j = int(np.flatnonzero((value < v.low) | (value > v.high))[0])
+            bad = int(value[j])
+        elif v.low <= value <= v.high:
+            return
+        else:
+            j, bad = 0, value
+        state = sub.states[j if rows is None else rows[j]]
+        raise ChainError(f"{c.where}: the update {v.name}'={show(expr)} gives {v.name} the value "
+                         f"{bad} outside its range [{v.low}..{v.high}] in the state "
+                         f"{self.describe(state)}")
+
+    def _reward(self, frame: Frame, name: str, items: Sequence, choices: list,
+                k: np.ndarray) -> np.ndarray:
         """One reward structure's value index in each state of the block: its state
-        items plus the average over the state's choices of their action items."""
+        items plus the average over the state's choices of what each earns (its action
+        items, and its commands' outcomes' rewards times their probabilities)."""
         v = self.values
         total = np.full(frame.m, v.zero, dtype=np.int64)
         action = np.full(frame.m, v.zero, dtype=np.int64)
@@ -535,16 +664,30 @@ class Explorer:
                 if item.action is None:
                     rows = np.flatnonzero(guard)
                     if len(rows):
-                        total[rows] = v.combine("+", total[rows], frame.ids(item.value)[rows])
+                        total[rows] = v.combine("+", total[rows], _at(frame.ids(item.value), rows))
                     continue
                 for _, act, mask in choices:
                     if (act or "") != item.action:
                         continue
                     rows = np.flatnonzero(mask & guard)
                     if len(rows):
-                        action[rows] = v.combine("+", action[rows], frame.ids(item.value)[rows])
+                        action[rows] = v.combine("+", action[rows], _at(frame.ids(item.value), rows))
             except ExprError as exc:
                 raise ChainError(f"{item.where}: {exc}") from None
+        for combo, _, mask in choices:
+            rows = None
+            for c in combo:
+                for u in c.updates:
+                    for reward, value in u.rewards:
+                        if reward != name:
+                            continue
+                        rows = np.flatnonzero(mask) if rows is None else rows
+                        try:
+                            earned = v.combine("*", _at(frame.ids(value), rows),
+                                               _at(frame.ids(u.probability), rows))
+                        except ExprError as exc:
+                            raise ChainError(f"{c.where}: the reward {name!r}: {exc}") from None
+                        action[rows] = v.combine("+", action[rows], earned)
         several = np.flatnonzero(k > 1)
         if len(several):
             action[several] = v.combine("*", action[several], self._inverse(k[several]))
@@ -564,22 +707,92 @@ class Explorer:
 
 # ---------------------------------------------------------------------- into a Chain
 
-def state_names(layout: Layout, states: np.ndarray) -> list[str]:
-    """Each state's valuation over the variables that vary (``s=5,srep=2``; a Boolean
-    as ``u`` or ``!u``), or its number where the names would be longer than a name
-    may be, as the stormpy route names them."""
-    n = len(states)
-    columns = [layout.column(states, k) for k in range(len(layout.variables))]
-    varying = [k for k in range(len(columns)) if n and columns[k].min() != columns[k].max()] \
-        or list(range(len(columns)))
-    if sum(len(layout.variables[k].name) + 1 for k in varying) - 1 > MAX_NAME:
-        return [str(i) for i in range(n)]
-    variables = [layout.variables[k] for k in varying]
-    names = valuation_names(np.stack([columns[k] for k in varying], axis=1),
-                            [v.name for v in variables], [v.boolean for v in variables])
-    if n and max(map(len, names)) > MAX_NAME:
-        return [str(i) for i in range(n)]
-    return names
+class StateNames(Sequence[str]):
+    """Each state's name: its valuation over the variables that vary (``s=5,srep=2``; a
+    Boolean as ``u`` or ``!u``), or its number where the names would be longer than a
+    name may be, as the stormpy route names them. Written when first asked for (one
+    name, or all of them at once, a chunk of states at a time in NumPy), not by the
+    build: a chain of millions of states mostly answers by label, and its names cost
+    as much as its exploration. Even which variables vary, and whether the names fit,
+    is found on the first name asked for."""
+
+    def __init__(self, layout: Layout, states: np.ndarray) -> None:
+        self._layout, self._states = layout, states
+        self._n = len(states)
+        self._all: list[str] | None = None
+
+    @cached_property
+    def _varying(self) -> list[int]:
+        """The variables whose value is not the same in every state (all of them
+        where none varies)."""
+        layout, count = self._layout, len(self._layout.variables)
+        varying = []
+        if self._n:
+            # the bits that differ from the first state's anywhere: one pass a word
+            differ = np.bitwise_or.reduce(self._states ^ self._states[0], axis=0).tolist()
+            varying = [k for k in range(count)
+                       if (differ[layout.word[k]] >> layout.shift[k]) & layout.mask[k]]
+        return varying or list(range(count))
+
+    @cached_property
+    def _numbered(self) -> bool:
+        """Whether the states are named by number (a valuation past the longest name)."""
+        return self._longest() > MAX_NAME
+
+    def _longest(self) -> int:
+        """The length of the longest name (0 without states); where the widest value
+        of each variable's range fits, that bound (no pass over the states)."""
+        if not self._n:
+            return 0
+        variables = [self._layout.variables[k] for k in self._varying]
+        widest = len(variables) - 1 + sum(
+            len(v.name) + 1 + (0 if v.boolean else len(str(max(-v.low, v.high))) + (v.low < 0))
+            for v in variables)
+        if widest <= MAX_NAME:
+            return widest
+        fixed = len(variables) - 1
+        length = np.zeros(self._n, dtype=np.int64)
+        for k, v in zip(self._varying, variables):
+            if not v.boolean and v.low >= 0 and len(str(v.low)) == len(str(v.high)):
+                fixed += len(v.name) + 1 + len(str(v.high))   # as wide in every state
+                continue
+            col = self._layout.column(self._states, k)
+            if v.boolean:
+                length += len(v.name) + (col == 0)
+            else:
+                digits = np.ones(self._n, dtype=np.int64) + (col < 0)
+                size = np.abs(col)
+                for power in range(1, len(str(int(size.max())))):
+                    digits += size >= 10 ** power
+                length += len(v.name) + 1 + digits
+        return fixed + int(length.max())
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _names(self, rows: np.ndarray) -> list[str]:
+        if self._numbered:
+            return [str(i) for i in rows.tolist()]
+        block = self._states[rows]
+        variables = [self._layout.variables[k] for k in self._varying]
+        columns = np.stack([self._layout.column(block, k) for k in self._varying], axis=1)
+        return valuation_names(columns, [v.name for v in variables], [v.boolean for v in variables])
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        if self._all is not None:
+            return self._all[i]
+        if isinstance(i, slice):
+            return self._names(np.arange(self._n)[i])
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._names(np.array([i % self._n]))[0]
+
+    def __iter__(self) -> Iterator[str]:
+        if self._all is None:
+            chunk = 1 << 18
+            self._all = [name for lo in range(0, self._n, chunk)
+                         for name in self._names(np.arange(lo, min(lo + chunk, self._n)))]
+        return iter(self._all)
 
 
 def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.ndarray],
@@ -587,17 +800,17 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
     """The :class:`Chain` of an exploration, its rows checked by
     :func:`~ladders.solver.chains.model.rows_from_entries` (sums exactly 1, values in
     ``[0, 1]``, 62-bit denominators), its rewards by the same limits."""
-    states = state_names(explored.layout, explored.states)
+    states = StateNames(explored.layout, explored.states)
     values = explored.values.values
     # the values transitions use, renumbered (a build also holds rewards, sums...)
-    used, ids = np.unique(explored.value_ids, return_inverse=True)
+    used, ids = _renumbered(explored.value_ids, len(values))
     indptr, indices, numerators, denominators, _ = rows_from_entries(
         source, states, explored.indptr, explored.indices, [values[i] for i in used.tolist()], ids)
     n = len(states)
     start = tuple((i, mpq(1, explored.initial)) for i in range(explored.initial))
     rewards = {}
     for reward, ids in explored.rewards.items():
-        used = np.unique(ids)
+        used = np.flatnonzero(np.bincount(ids, minlength=len(values)))
         num = np.zeros(len(values), dtype=np.int64)
         den = np.ones(len(values), dtype=np.int64)
         for i in used.tolist():
@@ -623,17 +836,32 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
         notes.append(f"{explored.initial:,} initial states: the start is each with probability "
                      f"1/{explored.initial:,} (an average over them; filter(min|max) the least or "
                      "greatest of their values)")
-    return Chain(name=name, states=tuple(states), indptr=indptr, indices=indices,
+    return Chain(name=name, states=states, indptr=indptr, indices=indices,
                  numerators=numerators, denominators=denominators, start=start,
                  labels={k: all_labels[k] for k in sorted(all_labels)}, rewards=rewards,
                  notes=tuple(notes))
 
 
+def _at(ids: np.ndarray | int, rows: np.ndarray) -> np.ndarray:
+    """Value indices at ``rows``: of a column, or of one index for every row."""
+    return ids[rows] if isinstance(ids, np.ndarray) else np.full(len(rows), ids, dtype=np.int64)
+
+
+def _renumbered(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The indices below ``count`` that ``ids`` uses, in order, and ``ids`` as
+    positions among them (``np.unique(ids, return_inverse=True)`` without a sort)."""
+    used = np.flatnonzero(np.bincount(ids, minlength=count))
+    position = np.zeros(count, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    return used, position[ids]
+
+
 def label_states(explorer: Explorer, states: np.ndarray, labels: dict[str, Expr],
-                 given: dict[str, np.ndarray] | None = None, chunk: int = 1 << 20) -> dict[str, np.ndarray]:
+                 given: dict[str, np.ndarray] | None = None, chunk: int = 1 << 15) -> dict[str, np.ndarray]:
     """The states (indices) where each of ``labels`` holds, evaluated a chunk of states
-    at a time; ``given``: label masks the expressions may use (``"init"``, a model's
-    label in a property)."""
+    at a time (small: a label may read every variable, a column of 8 bytes a state
+    each); ``given``: label masks the expressions may use (``"init"``, a model's label
+    in a property)."""
     out: dict[str, list[np.ndarray]] = {name: [] for name in labels}
     for lo in range(0, len(states), chunk):
         part = states[lo:lo + chunk]

@@ -29,7 +29,6 @@ The questions asked of a chain, and the linear systems that answer them, are in
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -126,10 +125,12 @@ def check_name(name: str, what: str, at: str) -> str:
 class Chain:
     """A finite Markov chain with exact probabilities (see the module docstring).
 
-    Build one with :class:`ChainBuilder`; it is never changed afterwards."""
+    Build one with :class:`ChainBuilder` (or, for a built model, with its rows
+    checked by :func:`rows_from_entries`); it is never changed afterwards. ``states``
+    is any sequence of names: a tuple, or one that names a state when asked."""
 
     name: str
-    states: tuple[str, ...]
+    states: Sequence[str]
     indptr: np.ndarray
     indices: np.ndarray
     numerators: np.ndarray
@@ -230,6 +231,7 @@ class Chain:
 
     def digest(self) -> str:
         """SHA-256 of the whole chain: the same chain, the same digest."""
+        import hashlib  # here: OpenSSL's import costs a build that never asks a digest
         h = hashlib.sha256()
         for arr in (self.indptr, self.indices, self.numerators, self.denominators):
             h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
@@ -480,6 +482,9 @@ def rows_from_entries(source: str, states: Sequence[str], indptr: np.ndarray, in
             i = int(np.searchsorted(indptr, j, side="right") - 1)
             raise ChainError(f"{source}: the probability {value} from {states[i]!r} to "
                              f"{states[int(indices[j])]!r} is {'negative' if value < 0 else 'above 1'}")
+    fast = _rows_int64(n, indptr, indices, values, value_ids)
+    if fast is not None:
+        return fast
     num_of = np.array([int(v.numerator) for v in values], dtype=object)
     den_of = np.array([int(v.denominator) for v in values], dtype=object)
     counts = np.diff(indptr)
@@ -525,6 +530,84 @@ def rows_from_entries(source: str, states: Sequence[str], indptr: np.ndarray, in
                          f"of {int(row_den[i]).bit_length()} bits; the limit is 62 bits")
     return (new_indptr, indices.astype(np.int64), nums.astype(np.int64),
             row_den.astype(np.int64), empty)
+
+
+def _rows_int64(n: int, indptr: np.ndarray, indices: np.ndarray, values: Sequence[mpq],
+                value_ids: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """:func:`rows_from_entries` in 64-bit integers, for rows that pass every check
+    (values in ``[0, 1]`` already checked); None where any row does not (a second
+    transition to one state, a row not summing to 1, a denominator past 62 bits), and
+    the caller's exact path then finds and names it. About ten times faster than
+    that path's Python integers on millions of transitions.
+
+    Why 64 bits are enough: a row's common denominator ``L`` is computed by
+    ``np.lcm`` and accepted only if ``0 < L <= 2**62 - 1`` and every denominator of
+    the row divides it; a wrapped result cannot pass, since a positive common multiple
+    is at least the least one, which would then fit and not have wrapped. Each
+    numerator is at most ``L``, so a row's sum cannot wrap past 2**63 unless its
+    length times ``L`` reaches it; only then are the sums also added in floating
+    point, so that a wrapped sum is not taken for ``L``."""
+    if any(v.denominator > MAX_ROW_DENOMINATOR for v in values):
+        return None
+    num_of = np.array([int(v.numerator) for v in values] + [1], dtype=np.int64)
+    den_of = np.array([int(v.denominator) for v in values] + [1], dtype=np.int64)
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    value_ids = np.asarray(value_ids, dtype=np.int64)
+    counts = np.diff(indptr)
+    # rows already in order, without zeros or empty rows (a built model's): no row
+    # index a transition is needed
+    rising = np.diff(indices) > 0
+    rising[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(indices))] - 1] = True
+    if n and counts.min() > 0 and rising.all() and (num_of[value_ids] != 0).all():
+        return _row_denominators(n, indptr, counts, indices, value_ids, num_of, den_of,
+                                 np.zeros(0, dtype=np.int64))
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    ordered = (np.diff(indices) > 0) | (np.diff(rows) > 0)
+    if not ordered.all():
+        order = np.lexsort((indices, rows))
+        rows, indices, value_ids = rows[order], indices[order], value_ids[order]
+        if np.any((np.diff(indices) == 0) & (np.diff(rows) == 0)):
+            return None
+    keep = num_of[value_ids] != 0
+    if not keep.all():
+        rows, indices, value_ids = rows[keep], indices[keep], value_ids[keep]
+    counts = np.bincount(rows, minlength=n)
+    empty = np.flatnonzero(counts == 0)
+    if len(empty):
+        # an empty row becomes P(i, i) = 1 (the value 1/1, last in num_of), sorted in
+        rows = np.concatenate([rows, empty])
+        indices = np.concatenate([indices, empty])
+        value_ids = np.concatenate([value_ids, np.full(len(empty), len(values), dtype=np.int64)])
+        order = np.lexsort((indices, rows))
+        rows, indices, value_ids = rows[order], indices[order], value_ids[order]
+        counts = np.bincount(rows, minlength=n)
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_indptr[1:])
+    return _row_denominators(n, new_indptr, counts, indices, value_ids, num_of, den_of, empty)
+
+
+def _row_denominators(n: int, indptr: np.ndarray, counts: np.ndarray, indices: np.ndarray,
+                      value_ids: np.ndarray, num_of: np.ndarray, den_of: np.ndarray,
+                      empty: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """The 64-bit rows of :func:`_rows_int64` from rows in order, none empty: each
+    row's common denominator and its numerators over it, checked (None where one
+    does not pass)."""
+    starts = indptr[:-1]
+    dens = den_of[value_ids]
+    row_den = np.lcm.reduceat(dens, starts)
+    if row_den.min() <= 0 or row_den.max() > MAX_ROW_DENOMINATOR:
+        return None
+    spread = np.repeat(row_den, counts)
+    if np.any(spread % dens):
+        return None
+    nums = num_of[value_ids] * (spread // dens)
+    if np.any(np.add.reduceat(nums, starts) != row_den):
+        return None
+    if int(counts.max()) * int(row_den.max()) >= 1 << 63 and \
+            np.any(np.abs(np.add.reduceat(nums / spread, starts) - 1) > 1e-6):
+        return None
+    return indptr, indices, nums, row_den, empty
 
 
 def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int, mpq]],

@@ -253,10 +253,13 @@ class Variable:
 @dataclass(frozen=True)
 class Update:
     """One outcome of a command: its probability and the assignments
-    ``variable' = expression`` (evaluated in the state before the step)."""
+    ``variable' = expression`` (evaluated in the state before the step); ``rewards``:
+    what the outcome earns, by reward structure (JANI's transient assignments on a
+    destination: the choice earns each outcome's value times its probability)."""
 
     probability: Expr
     assignments: tuple[tuple[str, Expr], ...]
+    rewards: tuple[tuple[str, Expr], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -288,7 +291,12 @@ class Program:
     renaming resolved: its variables (Booleans first, then integers, each group the
     globals first and then module by module, which is how Storm orders them), its
     modules' names and actions, its commands, initial states (``init``: None for the
-    variables' initial values), labels and reward structures."""
+    variables' initial values), labels and reward structures.
+
+    ``synchronisations``: who moves together, as JANI's synchronisation vectors say it
+    (each one action and, for every module taking part, the action of its commands that
+    take part; a command whose action no vector names never moves). None: PRISM's
+    rule, each action shared by every module whose commands use it."""
 
     name: str
     source: str
@@ -298,3 +306,4 @@ class Program:
     init: Expr | None = None
     labels: Mapping[str, Expr] = field(default_factory=dict)
     rewards: Mapping[str, tuple[RewardItem, ...]] = field(default_factory=dict)
+    synchronisations: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None = None

@@ -18,9 +18,9 @@ and ``ladders.load_chain`` find it here (``tests/solver/chains/formats/test_form
 adds one).
 The formats here: the chain TOML (:mod:`.toml_chain`), PRISM's explicit files
 (:mod:`.tra`, with ``.lab``, ``.srew`` and ``.trew`` beside it), Storm's DRN
-(:mod:`.drn`), and PRISM and JANI models (:mod:`.prism`): PRISM read by ladders itself
-(:mod:`.prism_lang`, the language; :mod:`.prism_native`, the model and its properties
-built into a chain), JANI and ``--builder storm`` by Storm.
+(:mod:`.drn`), and PRISM and JANI models (:mod:`.prism`): read by ladders itself
+(:mod:`.prism_lang`, the PRISM language; :mod:`.jani_lang`, JANI; :mod:`.prism_native`,
+the model and its properties built into a chain), or by Storm with ``--builder storm``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """PRISM (``.prism``, ``.pm``) and JANI (``.jani``) models.
 
-A PRISM model is built by ladders itself by default (:mod:`.prism_native`, no stormpy
-needed); ``builder="storm"`` (``--builder storm``), and every JANI model, take the route
-below, built exactly by Storm.
+A model is built by ladders itself by default (:mod:`.prism_native`, no stormpy
+needed); ``builder="storm"`` (``--builder storm``) takes the route below, built exactly
+by Storm.
 
 Storm (through its Python bindings, stormpy) reads the model, defines its open
 constants (``--constants N=16,MAX=2``) and builds its states and transitions in exact
@@ -63,11 +63,11 @@ from ladders.solver.chains.questions import Question
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".prism", ".pm", ".jani")
-DESCRIPTION = ("PRISM or JANI model (.prism, .pm, .jani): PRISM built by ladders itself, JANI "
-               "(or PRISM with --builder storm) exactly by Storm (stormpy)")
+DESCRIPTION = ("PRISM or JANI model (.prism, .pm, .jani), built by ladders itself (or with "
+               "--builder storm exactly by Storm, stormpy)")
 TAKES = ("constants", "properties", "builder")
-#: Who builds the chain of a PRISM model: ladders itself (the default; no stormpy
-#: needed, :mod:`.prism_native`) or Storm (``--builder storm``). JANI is Storm's.
+#: Who builds the chain of a PRISM or JANI model: ladders itself (the default; no
+#: stormpy needed, :mod:`.prism_native`) or Storm (``--builder storm``).
 BUILDERS = ("ladders", "storm")
 
 #: How to install stormpy: "pip install 'ladders[prism]'" would fetch another project
@@ -136,12 +136,9 @@ def load(path: str, constants: str | None = None, properties: str | None = None,
     one)."""
     if builder not in (None, *BUILDERS):
         raise ChainError(f"{path}: --builder {builder}: use {' or '.join(BUILDERS)}")
-    if builder != "storm" and Path(path).suffix.lower() != ".jani":
+    if builder != "storm":
         from ladders.solver.chains.formats import prism_native
         return prism_native.load(path, constants, properties, _check_filter, UNNAMED_REWARD)
-    if builder == "ladders":
-        raise ChainError(f"{path}: ladders builds PRISM models itself, not yet JANI ones; use "
-                         "--builder storm")
     return load_storm(path, constants=constants, properties=properties)
 
 

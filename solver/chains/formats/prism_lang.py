@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from pathlib import Path
 
 from ladders.solver.chains.model import ChainError, parse_exact
@@ -63,9 +64,11 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str  # "number", "string", "ident", "op", "end"
+class Token(NamedTuple):
+    """One token: ``kind`` (``"number"``, ``"string"``, ``"ident"``, ``"op"``,
+    ``"end"``), its text and where it starts (a tuple: a model has thousands)."""
+
+    kind: str
     text: str
     line: int
     column: int
@@ -76,30 +79,31 @@ def tokens(text: str, source: str) -> list[Token]:
     """``text`` as tokens, comments dropped; a :class:`ChainError` at the first
     character no token starts with."""
     out: list[Token] = []
+    append = out.append
     pos, line, start_of_line = 0, 1, 0
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise ChainError(f"{source}:{line}:{pos - start_of_line + 1}: unexpected character "
-                             f"{text[pos]!r}")
-        kind = m.lastgroup or ""
-        chunk = m.group()
-        if kind != "space":
-            out.append(Token(kind, chunk, line, pos - start_of_line + 1, pos))
-        newlines = chunk.count("\n")
-        if newlines:
-            line += newlines
-            start_of_line = pos + chunk.rindex("\n") + 1
+    for m in _TOKEN.finditer(text):
+        if m.start() != pos:
+            break
+        kind = m.lastgroup
+        if kind == "space":
+            chunk = m.group()
+            newlines = chunk.count("\n")
+            if newlines:
+                line += newlines
+                start_of_line = pos + chunk.rindex("\n") + 1
+        else:
+            append(Token(kind, m.group(), line, pos - start_of_line + 1, pos))  # type: ignore[arg-type]
         pos = m.end()
+    if pos < len(text):
+        raise ChainError(f"{source}:{line}:{pos - start_of_line + 1}: unexpected character "
+                         f"{text[pos]!r}")
     out.append(Token("end", "end of file", line, pos - start_of_line + 1, pos))
     return out
 
 
 # ----------------------------------------------------------------- raw expressions
 
-@dataclass(frozen=True)
-class Raw:
+class Raw(NamedTuple):
     """An expression as written, before its names are known: ``kind`` ``"num"``
     (``text``), ``"ident"``, ``"label"`` (``text``: the name), ``"bool"`` or an
     operator / function with ``args``; ``at``: ``(line, column)``."""

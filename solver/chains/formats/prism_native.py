@@ -1,5 +1,6 @@
-"""PRISM models built by ladders itself, without Storm: the reader of
-:mod:`~ladders.solver.chains.formats.prism_lang`, the explorer of
+"""PRISM and JANI models built by ladders itself, without Storm: the readers of
+:mod:`~ladders.solver.chains.formats.prism_lang` and
+:mod:`~ladders.solver.chains.formats.jani_lang`, the explorer of
 :mod:`~ladders.solver.chains.explore`, and the properties made into
 :class:`~ladders.solver.chains.questions.Question`\\ s the way the stormpy route
 (:mod:`~ladders.solver.chains.formats.prism`) makes them:
@@ -53,8 +54,12 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     its rules, so that both routes read properties alike: ``check_filter`` and the name
     of a model's unnamed reward structure."""
     given = parse_constants(constants)
-    model, missing = read_model(path, given)
     props: list[Property] = []
+    if Path(path).suffix.lower() == ".jani":
+        from ladders.solver.chains.formats.jani_lang import read_jani  # JSON: only for JANI
+        model, missing, props = read_jani(path, given)
+    else:
+        model, missing = read_model(path, given)
     extra: dict[str, Expr] = {}
     if properties is not None:
         if missing:
