@@ -7,6 +7,7 @@
 - :mod:`.engines`     the exact kernels (series, modular, crt, elimination)
 - :mod:`.checks`      bounds, simulation, the independent modular check, verification
 - :mod:`.estimate`    sizes and costs of a race before it is solved (``ladders plan``)
+- :mod:`.calibrate`   the series kernel's unit of cost, measured on this machine
 - :mod:`.result`      :class:`~ladders.solver.result.Solution`, what a solve returns
 - :mod:`.forked`      independent pieces of one computation on the cores, by fork
 - :mod:`.extras`      the pip command of an optional extra, for this install

@@ -3,6 +3,7 @@
 system that answers it (:mod:`.questions`), a question in the shape the engines take
 (:mod:`.problem`: ``ChainProblem``), the files it is read from (:mod:`.formats`), the
 model checkers' languages built into a chain: a program of typed expressions
-(:mod:`.symbolic`), explored a frontier at a time (:mod:`.explore`) with its states in a
-compiled hash table (:mod:`.state_table`); and :mod:`.components`: the strongly
+(:mod:`.symbolic`), explored a frontier at a time (:mod:`.explore`, its NumPy code
+written once a model by :mod:`.vector_code`) with its states in a hash table
+(:mod:`.state_table`); and :mod:`.components`: the strongly
 connected components of a pattern in topological order (Tarjan, compiled)."""

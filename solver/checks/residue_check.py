@@ -168,8 +168,9 @@ def check_residues(system: LinearSystem, values: list[mpq], primes: int = 1,
                    seed: int | None = None, budget: int | None = None) -> dict[str, Any]:
     """Compare exact target values with independent solves modulo ``primes`` random
     61-bit primes (or, where the system's strongly connected components are small,
-    twice as many 31-bit ones, by its block triangular form in one pass); skipped (and said so) where the elimination would update more
-    than ``budget`` entries (None: no limit)."""
+    twice as many 31-bit ones, by its block triangular form in one pass: ``method``
+    ``"blocks"``); skipped (and said so) where the elimination would update more than
+    ``budget`` entries (None: no limit)."""
     rng = random.Random(seed)
 
     def draw(bits: int) -> int:
