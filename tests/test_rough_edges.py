@@ -18,6 +18,7 @@ from ladders.solver.chains.model import ChainError, chain_from_rows, parse_exact
 from ladders.solver.exact import mpq
 from test_hostile import ladders as cli
 from test_hostile import refused
+from test_never_wrong import M3
 
 FIXTURES = Path(__file__).parent / "solver" / "chains" / "formats" / "fixtures"
 RUIN_TRA = "5 8\n0 0 1\n1 0 2/3\n1 2 1/3\n2 1 2/3\n2 3 1/3\n3 2 2/3\n3 4 1/3\n4 4 1\n"
@@ -131,19 +132,6 @@ def test_a_start_chosen_for_want_of_init_is_said(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- run stores
-M3 = """dtmc
-module m
-  s : [0..3];
-  [] s=0 -> 1/2:(s'=1) + 1/2:(s'=3);
-  [] s=1 -> (s'=1);
-  [] s=2 -> (s'=3);
-  [] s=3 -> true;
-endmodule
-init s=0 | s=2 endinit
-label "goal" = s=3;
-"""
-
-
 def test_a_chain_store_keeps_its_files_and_names_its_answers(tmp_path: Path) -> None:
     """The properties file given relative is found again from another folder; moved, it
     is named and the store called intact; status and verify name the least over the
