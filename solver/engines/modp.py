@@ -25,13 +25,12 @@ form), so only primes dividing one of them fail, which is rare for random primes
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import in_cache, nb
 
 #: Largest prime used: products of two residues stay below 2^56 (see module docstring).
 MAX_PRIME = (1 << 28) - 57
@@ -360,12 +359,8 @@ def residual_is_zero(a_ptr, a_ind, a_val, digits, rhs_digits, p):  # pragma: no 
 
 
 def compiled() -> bool:
-    """Whether the factorization kernel is in numba's cache already: if not, the first
-    solve compiles the kernels (about 13 s on a fresh install, once), which a driver
-    says before it starts. True where the cache cannot be asked (numba's layout is its
-    own), so that nothing is claimed that may not happen."""
-    try:
-        index = _factor_rows._cache._cache_file._index_path
-    except AttributeError:
-        return True
-    return os.path.exists(index)
+    """Whether the factorization kernel is in numba's cache already
+    (:func:`~ladders.solver.engines.series.jit.in_cache`): if not, the first solve
+    compiles the kernels (about 13 s on a fresh install, once), which a driver says
+    before it starts."""
+    return in_cache(_factor_rows)

@@ -129,6 +129,18 @@ def refresh_cache(folder: str) -> bool:
     return dropped
 
 
+def in_cache(kernel: object) -> bool:
+    """Whether numba's cache holds the compiled code of ``kernel`` (a function with
+    ``cache=True``): where it does not, its first call compiles, which a driver says
+    before it starts. True where the cache cannot be asked (numba's layout is its own),
+    so that nothing is claimed that may not happen."""
+    try:
+        index = kernel._cache._cache_file._index_path  # type: ignore[attr-defined]
+    except AttributeError:
+        return True
+    return os.path.exists(index)
+
+
 _FOLDER = cache_folder()
 if _FOLDER is not None:
     os.environ["NUMBA_CACHE_DIR"] = _FOLDER
@@ -139,4 +151,4 @@ if _FOLDER is not None:
     nb.core.config.reload_config()  # numba may have been imported before (by the caller)
 refresh_cache(os.path.dirname(os.path.abspath(__file__)))
 
-__all__ = ["nb", "cache_folder", "refresh_cache", "sources_digest"]
+__all__ = ["nb", "cache_folder", "in_cache", "refresh_cache", "sources_digest"]

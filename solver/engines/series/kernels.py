@@ -7,14 +7,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import in_cache, nb
 from ladders.solver.engines.series.algebra import (ChainData, Split, _cycle_index, _limbs, chain_data,
                                                  choose_split, derived_seat, make_split,
                                                  multiple_exponent, table_denominator)
@@ -442,15 +441,10 @@ def _batch(primes, omegas, adicities, x, res, valid):  # pragma: no cover - comp
 
 
 def compiled() -> bool:
-    """Whether the batch kernel is in numba's cache already: if not, the first batch
-    compiles every kernel first (about 45 s on a fresh install, once), which a driver
-    says before it starts. True when the cache cannot be asked (numba's layout is its
-    own), so that nothing is claimed that may not happen."""
-    try:
-        index = _batch._cache._cache_file._index_path
-    except AttributeError:
-        return True
-    return os.path.exists(index)
+    """Whether the batch kernel is in numba's cache already (:func:`.jit.in_cache`): if
+    not, the first batch compiles every kernel first (about 45 s on a fresh install,
+    once), which a driver says before it starts."""
+    return in_cache(_batch)
 
 
 def warm() -> None:
