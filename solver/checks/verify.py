@@ -97,7 +97,7 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     Tier 1 ``bounds`` always; tier 2 ``residues`` (independent solves of the race system
     modulo ``primes`` random 61-bit primes) when ``primes > 0``, and for a chain question
     always where it has a system of its own (``reference_system``: built without the
-    solver's plan, at most :data:`~ladders.solver.checks.residue_check.CHECK_LIMIT`
+    solver's plan, at most :data:`~ladders.solver.checks.reference.REFERENCE_UNKNOWNS`
     unknowns); tier 3 ``certificate``
     (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
     (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
