@@ -224,23 +224,33 @@ def _ints(values: np.ndarray) -> np.ndarray:
     return values.astype(np.int64).astype(object)
 
 
+def _layout(chain: Chain, targets: Targets) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where a walk keeps each state: ``pos`` (the state's place among the walk's
+    unknowns, -1 outside them) and ``slot`` (outside them, the slot its mass is entered
+    in: a probability answer's, then other targets', then the lost states', -1 for
+    none), and the lost states' slot."""
+    u = targets.unknowns
+    pos = np.full(chain.size, -1, dtype=np.int64)
+    pos[u] = np.arange(len(u), dtype=np.int64)
+    slot = np.full(chain.size, -1, dtype=np.int64)
+    for k, (_, states) in enumerate(targets.slots):
+        slot[states] = k
+    exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
+    slot[targets.stop & (slot < 0)] = exit_slot
+    slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
+    return pos, slot, lost_slot
+
+
 class _Walk:
     """The fixed-point walks of one question (module docstring): :meth:`forward` and
     :meth:`backward` each take one step; everything is in units of ``2^-bits``."""
 
     def __init__(self, chain: Chain, targets: Targets, bits: int) -> None:
-        n, u = chain.size, targets.unknowns
+        u = targets.unknowns
         nu = len(u)
         self.scale = 1 << bits
         self.nu = nu
-        pos = np.full(n, -1, dtype=np.int64)
-        pos[u] = np.arange(nu, dtype=np.int64)
-        slot = np.full(n, -1, dtype=np.int64)
-        for k, (_, states) in enumerate(targets.slots):
-            slot[states] = k
-        exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
-        slot[targets.stop & (slot < 0)] = exit_slot
-        slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
+        pos, slot, lost_slot = _layout(chain, targets)
         src, entries = _row_entries(chain, u)
         dst = chain.indices[entries]
         dst_pos, dst_slot = pos[dst], slot[dst]
@@ -382,17 +392,10 @@ def pushed_bounds(chain: Chain, targets: Targets, bits: int) -> tuple[list[int],
     from ladders.solver.chains.components import strong_components
     from ladders.solver.checks.push import LIMB, from_limbs, push, to_limbs
     u = targets.unknowns
-    nu, n = len(u), chain.size
+    nu = len(u)
     if nu and int(chain.denominators[u].max()) >> LIMB:
         return None
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[u] = np.arange(nu, dtype=np.int64)
-    slot = np.full(n, -1, dtype=np.int64)
-    for k, (_, states) in enumerate(targets.slots):
-        slot[states] = k
-    exit_slot, lost_slot = len(targets.slots), len(targets.slots) + 1
-    slot[targets.stop & (slot < 0)] = exit_slot
-    slot[targets.lost & (slot < 0) & (pos < 0)] = lost_slot
+    pos, slot, lost_slot = _layout(chain, targets)
     # the walk's pattern among its own states, for its components
     src, entries = _row_entries(chain, u)
     dst = pos[chain.indices[entries]]
