@@ -99,8 +99,8 @@ def _factor_rows(i0, i1, budget, indptr, indices, data, p, w, mark, upper, l_ptr
     """Rows ``i0 ..`` of the up-looking LU without pivoting, continuing the factor
     arrays of rows ``0 .. i0 - 1`` (``nl``, ``nu`` entries of L and U so far), up to
     row ``i1 - 1`` or the first row after which the work done (one for the row, the
-    columns it scans and the entries it updates) reaches ``budget``: a row's cost grows with the fill, and a count
-    of rows alone let one call run for seconds. Between two calls ``w`` is zero and
+    columns it scans and the entries it updates) reaches ``budget``: a row's cost
+    grows with the fill, and a count of rows alone let one call run for seconds. Between two calls ``w`` is zero and
     ``mark`` false, so a factorization can stop after any row. Returns the (possibly
     regrown) L and U arrays, the new ``nl``, ``nu``, the first row whose pivot vanished
     mod p (or -1), and the row the call stopped before."""
