@@ -211,3 +211,28 @@ def test_an_elimination_store_without_manifests_says_one_thing(tmp_path: Path) -
     shutil.rmtree(Path(finished) / "manifest")
     status, resume, verify = says_one_thing(finished)
     assert (status, resume, verify) == ("complete", "resumed", "verified")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "deleted", "another token"])
+def test_an_elimination_plan_lost_is_derived_again(tmp_path: Path, damage: str) -> None:
+    """plan.json is made from the run's problem and options: where it is damaged,
+    status says that the next resume makes it again, and resume does so (before, each
+    command declared the store damaged beyond repair)."""
+    finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    hurt = elimination_store(tmp_path / damage.replace(" ", "-"), stop_after=4)
+    plan = Path(hurt) / "plan.json"
+    if damage == "truncated":
+        plan.write_bytes(plan.read_bytes()[:40])
+    elif damage == "deleted":
+        plan.unlink()
+    else:
+        data = json.loads(plan.read_text())
+        data["blocks"] = data["blocks"][1:]
+        plan.write_text(json.dumps(data))
+    status, resume, verify = says_one_thing(hurt)
+    assert status.startswith(f"interrupted ({hurt}/plan.json "), status
+    assert f"'ladders resume {hurt}' derives it again" in status
+    assert (resume, verify) == ("resumed", "verified")
+    assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
+    assert json.loads(plan.read_text())["token"] == json.loads((Path(hurt) / "run.json").read_text())["plan_token"]
