@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ladders.checkpoints.backend import Backend
-from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.files import compact_json
-from ladders.checkpoints.segments import SegmentRef
+from ladders.checkpoints.segments import SegmentRef, read_segment
 from ladders.checkpoints.manifests import Manifest
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.elimination import (factor_block, system_rows, target_values,
@@ -161,6 +161,45 @@ def derive_plan(store: RunStore, system: LinearSystem) -> EliminationPlan:
                 return plan
     raise StoreError(f"{store.url}: plan.json is damaged and no plan made again from the run's "
                      f"problem has its token {str(want)[:12]}; {store.damaged()}")
+
+
+def damaged_initial_rows(store: RunStore, manifest: Manifest) -> dict[int, str]:
+    """The groups still at their initial rows whose segment does not read whole, with
+    what is wrong with it: each is read and checked (they are the system's rows, about
+    its size in all)."""
+    damaged: dict[int, str] = {}
+    for j, (version, ref) in sorted(manifest.state.groups.items()):  # type: ignore[attr-defined]
+        if version == -1:
+            try:
+                read_segment(store.backend, ref)
+            except SegmentError as exc:
+                damaged[j] = exc.reason
+    return damaged
+
+
+def restore_initial_rows(store: RunStore, system: LinearSystem, manifest: Manifest) -> Manifest:
+    """``manifest``, or where a group still at its initial rows has a damaged segment
+    (a disk error, a file changed by hand), the manifest after it with those rows
+    written again from ``system`` under a fresh name: they are the system's own rows, so
+    nothing is lost (the segments of later versions hold work, and a damaged one of
+    those still stops the run that reads it). Said on stderr in one line."""
+    state: EliminationState = manifest.state  # type: ignore[assignment]
+    plan = plan_of(store, system)
+    damaged = damaged_initial_rows(store, manifest)
+    if not damaged:
+        return manifest
+    groups = dict(state.groups)
+    for j in damaged:
+        groups[j] = (-1, store.write(f"rows/g{j}/init-{uuid.uuid4().hex[:8]}",
+                                     system_rows(system, plan.group(j))))
+    new = manifest.next(EliminationState(groups, dict(state.factored), state.done))
+    store.commit(new)
+    store.drop_superseded(manifest, new)
+    first = min(damaged)
+    print(f"ladders: {store.url}: {len(damaged):,} damaged segment{'s' if len(damaged) > 1 else ''} "
+          f"of initial rows written again from the run's problem (group {first}: "
+          f"{damaged[first]})", file=sys.stderr, flush=True)
+    return new
 
 
 def segment_prefix(b: int, j: int) -> str:

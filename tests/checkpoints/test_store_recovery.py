@@ -236,3 +236,20 @@ def test_an_elimination_plan_lost_is_derived_again(tmp_path: Path, damage: str) 
     assert (resume, verify) == ("resumed", "verified")
     assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
     assert json.loads(plan.read_text())["token"] == json.loads((Path(hurt) / "run.json").read_text())["plan_token"]
+
+
+def test_a_damaged_segment_of_initial_rows_is_written_again(tmp_path: Path) -> None:
+    """A group's initial rows are the system's: where their segment is damaged, status
+    says that resume writes it again, and resume does (before: 'the store is damaged
+    and cannot be resumed')."""
+    finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    hurt = elimination_store(tmp_path / "hurt", stop_after=4)
+    groups = open_store(hurt).current().state.groups
+    j, ref = max((j, ref) for j, (version, ref) in groups.items() if version == -1)
+    flip_byte(open_backend(hurt), f"{ref.path}/rows/0")
+    status, resume, verify = says_one_thing(hurt)
+    assert status.startswith(f"interrupted (1 segment of initial rows damaged (group {j}: "), status
+    assert f"'ladders resume {hurt}' writes it again" in status
+    assert (resume, verify) == ("resumed", "verified")
+    assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
