@@ -13,8 +13,10 @@ Dask one in ``cluster``), so resuming is simply "continue from the current manif
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import sys
 import time
 import uuid
 from collections.abc import Iterable
@@ -22,15 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ladders.checkpoints.backend import Backend
-from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.segments import SegmentRef
+from ladders.checkpoints.errors import SegmentError, StoreError
+from ladders.checkpoints.files import compact_json
+from ladders.checkpoints.segments import SegmentRef, read_segment
 from ladders.checkpoints.manifests import Manifest
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.elimination import (factor_block, system_rows, target_values,
                                                 update_rows)
-from ladders.solver.engines.elimination_plan import EliminationPlan
+from ladders.solver.engines.elimination_plan import (EliminationPlan, make_plan,
+                                                     symbolic_elimination)
 from ladders.solver.exact import mpq
-from ladders.solver.system import LinearSystem
+from ladders.solver.system import ORDERS, LinearSystem, pivot_order
 
 Task = tuple[int, int]
 
@@ -72,37 +76,130 @@ def create_store(where: str | Backend, run: dict[str, Any], system: LinearSystem
                  plan: EliminationPlan) -> RunStore:
     """A new elimination store: ``plan.json`` (hashed by its token, which run.json
     records) and the rows of every group before any elimination."""
-    plan_json = {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
-                 "touches": [list(t) for t in plan.touches],
-                 "system_digest": plan.system_digest, "updates": plan.updates,
-                 "fill": plan.fill, "token": plan.token}
-
     def initial(store: RunStore) -> EliminationState:
         return EliminationState(groups={
             j: (-1, store.write(f"rows/g{j}/init", system_rows(system, plan.group(j))))
             for j in range(len(plan.blocks))})
     return RunStore.create(where, {**run, "plan_token": plan.token}, EliminationState, initial,
-                           files={"plan.json": plan_json})
+                           files={"plan.json": _plan_json(plan)})
 
 
-def plan_of(store: RunStore) -> EliminationPlan:
-    """The store's plan, read once per process and checked against the run's token."""
+def _plan_json(plan: EliminationPlan) -> dict[str, Any]:
+    """``plan.json``: the plan, with its token."""
+    return {"order": list(plan.order), "blocks": [list(b) for b in plan.blocks],
+            "touches": [list(t) for t in plan.touches], "system_digest": plan.system_digest,
+            "updates": plan.updates, "fill": plan.fill, "token": plan.token}
+
+
+def plan_of(store: RunStore, system: LinearSystem | None = None) -> EliminationPlan:
+    """The store's plan, read once per process and checked against the run's token.
+
+    ``plan.json`` is derived from the run, not data of its own: where it is damaged
+    (unreadable, of another shape, or not of the run's token) and ``system`` is given
+    (the run's problem gives it: resume, verify), it is derived again
+    (:func:`derive_plan`) and written back whole; without ``system`` (``status``, from
+    the files alone) a :class:`PlanDamaged` says that the next resume does so."""
     if "plan" not in store.memo:
-        data = store.read_json("plan.json")
         try:
-            plan = EliminationPlan(order=tuple(data["order"]),
-                                   blocks=tuple(tuple(b) for b in data["blocks"]),
-                                   touches=tuple(tuple(t) for t in data["touches"]),
-                                   system_digest=data["system_digest"], updates=data["updates"],
-                                   fill=data["fill"])
-        except (KeyError, TypeError) as exc:
-            raise StoreError(f"{store.url}/plan.json: not a plan of this store format "
-                             f"({type(exc).__name__}: {exc}); {store.damaged()}") from exc
-        if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
-            raise StoreError(f"{store.url}: plan.json does not match the run's plan token "
-                             f"(changed by hand, or damaged); {store.damaged()}")
-        store.memo["plan"] = plan
+            store.memo["plan"] = _read_plan(store)
+        except PlanDamaged as exc:
+            if system is None:
+                raise
+            plan = derive_plan(store, system)
+            store.backend.replace("plan.json", compact_json(_plan_json(plan)))
+            print(f"ladders: {exc.what}: derived again from the run's problem (plan "
+                  f"{plan.token[:12]}) and written back", file=sys.stderr, flush=True)
+            store.memo["plan"] = plan
     return store.memo["plan"]
+
+
+class PlanDamaged(StoreError):
+    """``plan.json`` cannot be used; ``what`` says why, in a few words."""
+
+    def __init__(self, store: RunStore, what: str) -> None:
+        super().__init__(f"{what}; 'ladders resume {store.url}' derives it again from the run's "
+                         "problem (the rest of the store is intact)")
+        self.what = what
+
+
+def _read_plan(store: RunStore) -> EliminationPlan:
+    where = f"{store.url}/plan.json"
+    try:
+        data = json.loads(store.backend.read("plan.json"))
+    except FileNotFoundError:
+        raise PlanDamaged(store, f"{where} is missing") from None
+    except (OSError, ValueError) as exc:
+        raise PlanDamaged(store, f"{where} is unreadable ({type(exc).__name__})") from exc
+    try:
+        plan = EliminationPlan(order=tuple(data["order"]),
+                               blocks=tuple(tuple(b) for b in data["blocks"]),
+                               touches=tuple(tuple(t) for t in data["touches"]),
+                               system_digest=data["system_digest"], updates=data["updates"],
+                               fill=data["fill"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PlanDamaged(store, f"{where} is not a plan of this store format "
+                                 f"({type(exc).__name__}: {exc})") from exc
+    if plan.token != store.run.get("plan_token") or plan.token != data.get("token"):
+        raise PlanDamaged(store, f"{where} does not match the run's plan token (changed by hand, "
+                                 "or damaged)")
+    return plan
+
+
+def derive_plan(store: RunStore, system: LinearSystem) -> EliminationPlan:
+    """The plan of the run, made again from its ``system``: the plan the run was created
+    with is one of the named pivot orders (``auto`` picks one of them) with the block
+    size run.json records or the balanced blocks, and the run's plan token tells
+    which (``StoreError`` where none matches: then the store is not this system's)."""
+    want = store.run.get("plan_token")
+    sizes = list(dict.fromkeys([store.run.get("block_size"), None]))
+    for name in ORDERS:
+        order = pivot_order(system, name)
+        analysed = (order, symbolic_elimination(system, order))
+        for size in sizes:
+            plan = make_plan(system, size, order, analysed)
+            if plan.token == want:
+                return plan
+    raise StoreError(f"{store.url}: plan.json is damaged and no plan made again from the run's "
+                     f"problem has its token {str(want)[:12]}; {store.damaged()}")
+
+
+def damaged_initial_rows(store: RunStore, manifest: Manifest) -> dict[int, str]:
+    """The groups still at their initial rows whose segment does not read whole, with
+    what is wrong with it: each is read and checked (they are the system's rows, about
+    its size in all)."""
+    damaged: dict[int, str] = {}
+    for j, (version, ref) in sorted(manifest.state.groups.items()):  # type: ignore[attr-defined]
+        if version == -1:
+            try:
+                read_segment(store.backend, ref)
+            except SegmentError as exc:
+                damaged[j] = exc.reason
+    return damaged
+
+
+def restore_initial_rows(store: RunStore, system: LinearSystem, manifest: Manifest) -> Manifest:
+    """``manifest``, or where a group still at its initial rows has a damaged segment
+    (a disk error, a file changed by hand), the manifest after it with those rows
+    written again from ``system`` under a fresh name: they are the system's own rows, so
+    nothing is lost (the segments of later versions hold work, and a damaged one of
+    those still stops the run that reads it). Said on stderr in one line."""
+    state: EliminationState = manifest.state  # type: ignore[assignment]
+    plan = plan_of(store, system)
+    damaged = damaged_initial_rows(store, manifest)
+    if not damaged:
+        return manifest
+    groups = dict(state.groups)
+    for j in damaged:
+        groups[j] = (-1, store.write(f"rows/g{j}/init-{uuid.uuid4().hex[:8]}",
+                                     system_rows(system, plan.group(j))))
+    new = manifest.next(EliminationState(groups, dict(state.factored), state.done))
+    store.commit(new)
+    store.drop_superseded(manifest, new)
+    first = min(damaged)
+    print(f"ladders: {store.url}: {len(damaged):,} damaged segment{'s' if len(damaged) > 1 else ''} "
+          f"of initial rows written again from the run's problem (group {first}: "
+          f"{damaged[first]})", file=sys.stderr, flush=True)
+    return new
 
 
 def segment_prefix(b: int, j: int) -> str:

@@ -93,6 +93,9 @@ class RunStore:
         #: pages it stopped referencing (deleted with the manifests that still do)
         self._last_pages: set[str] = set()
         self._retired: list[tuple[int, set[str]]] = []
+        #: per commit, the segments it stopped referencing: deleted with the last
+        #: manifest that references them, so that every manifest kept can be resumed from
+        self._retired_segments: list[tuple[int, set[str]]] = []
         #: the paged list this process last committed (its entries are compared by
         #: identity: a commit encodes only the pages whose entries changed), and the
         #: digest of each of its pages by number
@@ -388,16 +391,31 @@ class RunStore:
         return rows
 
     def clear_leftovers(self, manifest: Manifest) -> int:
-        """Delete the segments under the engine's folders that ``manifest`` does not
-        reference (superseded versions, leftovers of interrupted tasks or of a driver
-        that died before committing). Returns how many."""
-        keep = manifest.referenced()
+        """Delete the segments under the engine's folders that neither ``manifest`` nor
+        an older manifest still kept references (superseded versions, leftovers of
+        interrupted tasks or of a driver that died before committing): each manifest
+        kept stays one a run can go back to where a newer one is lost. Returns how many."""
+        keep = manifest.referenced() | self._kept_references(manifest)
         found = {path for folder, depth in type(manifest.state).FOLDERS.items()
                  for path in self.backend.entries(folder, depth)}
         gone = sorted(found - keep)
         for path in gone:
             self.backend.delete_prefix(path)
         return len(gone) + self._clear_pages()
+
+    def _kept_references(self, manifest: Manifest) -> set[str]:
+        """The segments the numbered manifests older than ``manifest`` reference, those
+        that read whole (a damaged one is no way back)."""
+        keep: set[str] = set()
+        for key in self.backend.list("manifest"):
+            name = key.rsplit("/", 1)[-1]
+            if not (name.endswith(".json") and name[:-5].isdigit()) or int(name[:-5]) >= manifest.seq:
+                continue
+            try:
+                keep |= self._read_manifest(int(name[:-5])).referenced()
+            except _Unreadable:
+                continue
+        return keep
 
     def _clear_pages(self) -> int:
         """Delete the pages no numbered manifest in the store references (those a
@@ -421,10 +439,15 @@ class RunStore:
         return len(gone)
 
     def drop_superseded(self, before: Manifest, after: Manifest) -> None:
-        """Delete the segments ``before`` referenced and ``after`` no longer does (the
-        cheap per-commit cleanup; :meth:`clear_leftovers` scans for everything else)."""
-        for path in before.referenced() - after.referenced():
-            self._later(self.backend.delete_prefix, path)
+        """Retire the segments ``before`` referenced and ``after`` no longer does (the
+        cheap per-commit cleanup; :meth:`clear_leftovers` scans for everything else):
+        they are deleted with the last manifest that references them, :data:`HISTORY`
+        commits later, so that a run whose newest manifests are lost goes on from an
+        older one instead of starting again."""
+        self._retired_segments.append((after.seq, before.referenced() - after.referenced()))
+        while self._retired_segments and self._retired_segments[0][0] <= after.seq - HISTORY + 1:
+            for path in self._retired_segments.pop(0)[1]:
+                self._later(self.backend.delete_prefix, path)
 
     def size_bytes(self) -> int:
         return self.backend.size_bytes()

@@ -151,6 +151,9 @@ def status(path: str) -> dict[str, Any]:
     else:
         lost, manifest = survey.lost, survey.manifest
         figures = get_engine(store.engine).status(store, manifest)
+        # a file the next resume makes again (the elimination plan) is lost too
+        damaged = figures.pop("damaged", None)
+        lost = "; ".join(part for part in (lost, damaged) if part) or None
         seq, elapsed, bits = manifest.seq, manifest.elapsed, manifest.max_bits
     lock = store.locked_by()
     done, total = figures["tasks_done"], figures["tasks_total"]

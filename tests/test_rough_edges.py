@@ -7,6 +7,7 @@ where their files are or name their answers wrongly."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 import ladders
 from ladders.solver.chains.formats import load_chain
 from ladders.solver.chains.model import ChainError, chain_from_rows, parse_exact
-from ladders.solver.exact import mpq
+from ladders.solver.exact import mpq, mpz
 from test_hostile import ladders as cli
 from test_hostile import refused
 from test_never_wrong import M3
@@ -117,6 +118,43 @@ def test_a_tiny_tra_declaring_millions_is_refused_at_once(tmp_path: Path) -> Non
     head = ("@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n20000000\n@nr_choices\n"
             "20000000\n@model\nstate 0 init\n\taction 0\n\t\t0 : 1\n")
     refused(cli("solve", str(write(tmp_path / "huge.drn", head))), "@nr_states declares 20,000,000")
+
+
+def test_tens_of_thousands_of_answers_are_refused_with_the_fix(tmp_path: Path) -> None:
+    """50,000 unlabelled absorbing states, one behind each of 50,000 states in a line:
+    before, a MemoryError on an 18.6 GiB right-hand side, reported as an internal
+    error; now refused at the plan, naming the way to ask for one answer."""
+    n = 50_000
+    rows = [f"{i} {i + 1} 1/2\n{i} {n + i} 1/2" for i in range(n - 1)]
+    rows += [f"{n - 1} {2 * n - 1} 1"] + [f"{j} {j} 1" for j in range(n, 2 * n)]
+    tra = write(tmp_path / "many.tra", f"{2 * n} {2 * n - 1 + n}\n" + "\n".join(rows) + "\n")
+    write(tmp_path / "many.lab", '0="init" 1="far"\n0: 0\n49999: 1\n')
+    refused(cli("solve", str(tra), timeout=120), "50,000 answers", "--target LABEL")
+    done = cli("solve", str(tra), "--target", "far", "--json", timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)["results"][0]
+    assert result["answers"]['P=? [F "far"]']["exact"] == str(mpq(1, mpz(2) ** (n - 1)))
+    assert result["verified"]["passed"]
+
+
+def test_ctrl_c_stops_storms_build_at_once() -> None:
+    """Storm's exact build of brp N=200,000 runs for minutes in C++: before, Ctrl-C
+    waited for it (105 s here); now the build runs in a thread and the command ends."""
+    pytest.importorskip("stormpy")
+    import signal
+    import subprocess
+    from test_hostile import LADDERS
+    brp = Path(os.environ.get("LADDERS_QVBS", "/work/shared/qvbs")) / "brp"
+    if not brp.is_dir():
+        pytest.skip(f"needs the QVBS model brp ({brp} is not there)")
+    proc = subprocess.Popen([*LADDERS, "solve", str(brp / "brp.prism"), "--builder", "storm",
+                             "--constants", "N=200000,MAX=5", "--properties", str(brp / "brp.props")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # reading the model takes about a second; the build, minutes
+    assert proc.poll() is None, proc.communicate()[1][-2000:]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err.strip() == "ladders: interrupted", err[-2000:]
 
 
 # ---------------------------------------------------------------- the start

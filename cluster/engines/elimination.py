@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ladders.cluster.engines import Progress
     from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
+    from ladders.solver.system import LinearSystem
 
 #: What the tasks import on a worker (zarr when they first read or write a segment):
 #: imported while the cluster is checked, on every worker at once, rather than by the
@@ -45,11 +46,11 @@ class EliminationWork:
     modules = WORKER_MODULES
     preload = WORKER_MODULES
 
-    def __init__(self, store: RunStore) -> None:
-        from ladders.checkpoints.elimination import plan_of
+    def __init__(self, store: RunStore, system: LinearSystem) -> None:
+        from ladders.checkpoints.elimination import plan_of, restore_initial_rows
         self.store = store
-        self.plan = plan_of(store)
-        self.manifest = store.current()
+        self.plan = plan_of(store, system)
+        self.manifest = restore_initial_rows(store, system, store.current())
         self.committed = self.manifest
         self.before = len(self.manifest.state.done)  # type: ignore[attr-defined]
         store.clear_leftovers(self.manifest)  # leftovers of an interrupted run
@@ -220,7 +221,7 @@ class EliminationEngine(Engine):
                   progress: Progress | None, should_stop: Callable[[], bool]) -> Any:
         if store is None:
             return InMemory(problem, self._plan_of(problem, request), progress)
-        return EliminationWork(store)
+        return EliminationWork(store, problem.system)
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.checkpoints.elimination import stored_answer
@@ -241,21 +242,32 @@ class EliminationEngine(Engine):
         return get_engine(self.cross_for(problem))  # type: ignore[arg-type]
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        from ladders.checkpoints.elimination import plan_of
+        from ladders.checkpoints.elimination import PlanDamaged, damaged_initial_rows, plan_of
         from ladders.solver.exact import bits_to_digits
-        plan = plan_of(store)
         done = manifest.state.done  # type: ignore[attr-defined]
-        total = len(plan.tasks())
-        blocks = sum(1 for b in range(len(plan.blocks)) if (b, b) in done)
+        damaged = None
+        try:
+            plan = plan_of(store)
+            total, count = len(plan.tasks()), len(plan.blocks)
+        except PlanDamaged as exc:  # its sizes are in run.json too
+            damaged = str(exc)
+            total, count = store.run["plan"]["tasks"], store.run["plan"]["blocks"]
+        if bad := damaged_initial_rows(store, manifest):
+            first = min(bad)
+            damaged = "; ".join(filter(None, [damaged, (
+                f"{len(bad):,} segment{'s' if len(bad) > 1 else ''} of initial rows damaged "
+                f"(group {first}: {bad[first]}): 'ladders resume {store.url}' writes "
+                f"{'them' if len(bad) > 1 else 'it'} again from the run's problem")]))
+        blocks = sum(1 for b in range(count) if (b, b) in done)
         return {"tasks_done": len(done), "tasks_total": total, "blocks_done": blocks,
-                "blocks_total": len(plan.blocks),
-                "progress": f"{len(done)}/{total} tasks, {blocks}/{len(plan.blocks)} blocks",
+                "blocks_total": count, "damaged": damaged,
+                "progress": f"{len(done)}/{total} tasks, {blocks}/{count} blocks",
                 "digits": f"up to {bits_to_digits(manifest.max_bits):,} in the rows so far"}
 
     def stored_seats(self, store: RunStore, problem: Problem) -> list[Any] | None:
         from ladders.checkpoints.elimination import is_finished, plan_of, stored_answer
         from ladders.checkpoints.errors import StoreError
-        plan, manifest = plan_of(store), store.current()
+        plan, manifest = plan_of(store, problem.system), store.current()
         if not is_finished(plan, manifest.state):  # type: ignore[arg-type]
             raise StoreError(f"{store.url} is not finished ({len(manifest.state.done)}/"  # type: ignore[attr-defined]
                              f"{len(plan.tasks())} tasks); continue it with 'ladders resume {store.url}'")

@@ -42,6 +42,13 @@ from ladders.solver.system import LinearSystem
 #: The kinds of question (see the module docstring).
 KINDS = ("absorb", "reach", "reward")
 
+#: The most right-hand-side entries (unknowns times answers) a system may hold: 50
+#: million int64 entries are 400 MB. Where the chain ends is one answer per absorbing
+#: group, so a chain with tens of thousands of unlabelled absorbing states and as many
+#: unknowns would need tens of GiB; such a question is refused with the fix (ask for
+#: the answers wanted with a target label).
+MAX_RHS_ENTRIES = 50_000_000
+
 
 @dataclass(frozen=True)
 class Question:
@@ -191,6 +198,14 @@ def plan_question(chain: Chain, question: Question) -> Plan:
             columns.append("steps")
         else:
             known["steps"] = INFINITY
+        entries = (int(unknowns.sum()) + 1) * len(columns)
+        if entries > MAX_RHS_ENTRIES:
+            raise ChainError(
+                f"{chain.name}: where the chain ends is {len(names):,} answers (one for each "
+                f"label of absorbing states, or unlabelled absorbing state) over "
+                f"{int(unknowns.sum()):,} unknown states: {entries:,} right-hand-side entries, "
+                f"past the limit of {MAX_RHS_ENTRIES:,}; ask for the answer you need with "
+                "--target LABEL, or give the absorbing states you care about a label")
         return Plan(np.flatnonzero(unknowns), not _single_unknown(chain.start, unknowns),
                     tuple(columns), known, tuple([*names, "steps"]),
                     {name: groups[name] for name in names}, chain.start)

@@ -38,6 +38,9 @@ MAX_PRIME = (1 << 28) - 57
 _BATCH = 127
 #: Seconds of compiled factorization between two polls of ``should_stop``.
 CHUNK_SECONDS = 0.2
+#: The work of the first chunk (columns scanned and entries updated, about 10 ms);
+#: later chunks' budgets follow the time the chunks before took.
+FIRST_BUDGET = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -91,13 +94,17 @@ def _inverse(a: int, p: int) -> int:
 
 
 @nb.njit(cache=True)
-def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val,
-                 u_ind, u_val, dinv, nl, nu):  # pragma: no cover - compiled
-    """Rows ``i0 .. i1 - 1`` of the up-looking LU without pivoting, continuing the factor
-    arrays of rows ``0 .. i0 - 1`` (``nl``, ``nu`` entries of L and U so far). Between
-    two calls ``w`` is zero and ``mark`` false, so a factorization can stop after any
-    row. Returns the (possibly regrown) L and U arrays, the new ``nl``, ``nu``, and the
-    first row whose pivot vanished mod p (or -1)."""
+def _factor_rows(i0, i1, budget, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr, l_ind,
+                 l_val, u_ind, u_val, dinv, nl, nu):  # pragma: no cover - compiled
+    """Rows ``i0 ..`` of the up-looking LU without pivoting, continuing the factor
+    arrays of rows ``0 .. i0 - 1`` (``nl``, ``nu`` entries of L and U so far), up to
+    row ``i1 - 1`` or the first row after which the work done (one for the row, the
+    columns it scans and the entries it updates) reaches ``budget``: a row's cost
+    grows with the fill, and a count of rows alone let one call run for seconds. Between two calls ``w`` is zero and
+    ``mark`` false, so a factorization can stop after any row. Returns the (possibly
+    regrown) L and U arrays, the new ``nl``, ``nu``, the first row whose pivot vanished
+    mod p (or -1), and the row the call stopped before."""
+    ops = 0
     for i in range(i0, i1):
         lo = i
         nup = 0
@@ -113,6 +120,7 @@ def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr,
                     nup += 1
         # columns below the diagonal, in increasing order: a dense scan is cheap next
         # to the updates and needs no heap
+        ops += 1 + i - lo
         for k in range(lo, i):
             if not mark[k]:
                 continue
@@ -128,6 +136,7 @@ def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr,
             l_ind[nl] = k
             l_val[nl] = (p - lik) % p
             nl += 1
+            ops += u_ptr[k + 1] - u_ptr[k]
             for t in range(u_ptr[k], u_ptr[k + 1]):
                 j = u_ind[t]
                 if not mark[j]:
@@ -142,7 +151,7 @@ def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr,
         w[i] = 0
         mark[i] = False
         if piv == 0:
-            return l_ind, l_val, u_ind, u_val, nl, nu, i
+            return l_ind, l_val, u_ind, u_val, nl, nu, i, i
         dinv[i] = _inverse(piv, p)
         cols = np.sort(upper[:nup])
         if nu + nup > len(u_ind):
@@ -159,7 +168,9 @@ def _factor_rows(i0, i1, indptr, indices, data, p, w, mark, upper, l_ptr, u_ptr,
                 u_val[nu] = p - v
                 nu += 1
         u_ptr[i + 1] = nu
-    return l_ind, l_val, u_ind, u_val, nl, nu, -1
+        if ops >= budget:
+            return l_ind, l_val, u_ind, u_val, nl, nu, -1, i + 1
+    return l_ind, l_val, u_ind, u_val, nl, nu, -1, i1
 
 
 @nb.njit(cache=True)
@@ -201,19 +212,18 @@ def factor_permuted(permuted: tuple[np.ndarray, np.ndarray, np.ndarray], order: 
     u_ind, u_val = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     dinv = np.zeros(n, dtype=np.int64)
     nl = nu = done = 0
-    rows = 256
+    budget = FIRST_BUDGET
     while done < n:
         if should_stop is not None and should_stop():
             raise FactorizationStopped(done, n)
-        stop = min(n, done + rows)
         t0 = time.perf_counter()
-        l_ind, l_val, u_ind, u_val, nl, nu, bad = _factor_rows(
-            done, stop, ptr, ind, val, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val, u_ind,
-            u_val, dinv, nl, nu)
+        l_ind, l_val, u_ind, u_val, nl, nu, bad, stop = _factor_rows(
+            done, n, budget, ptr, ind, val, p, w, mark, upper, l_ptr, u_ptr, l_ind, l_val,
+            u_ind, u_val, dinv, nl, nu)
         if bad >= 0:
             raise ZeroDivisionError(f"pivot {bad} of the LU vanishes modulo {p}")
         elapsed = time.perf_counter() - t0
-        rows = max(64, int(rows * min(4.0, max(0.5, CHUNK_SECONDS / max(elapsed, 1e-6)))))
+        budget = max(FIRST_BUDGET, int(budget * min(2.0, max(0.25, CHUNK_SECONDS / max(elapsed, 1e-6)))))
         done = stop
         if progress is not None:
             progress(done, n)

@@ -43,7 +43,7 @@ def reopen(store: RunStore) -> RunStore:
 def run_in_process(store: RunStore, stop_after: int | None = None):
     """The serial executor's loop over the store, stopped after ``stop_after`` tasks;
     returns the last committed manifest."""
-    work = EliminationWork(store)
+    work = EliminationWork(store, small_system())
     run_serial(work, lambda: stop_after is not None and work.tally()[0] >= stop_after)
     return work.committed
 

@@ -193,14 +193,63 @@ def test_an_elimination_store_without_manifests_says_one_thing(tmp_path: Path) -
     assert len(set(said)) == 1 and "\n" not in said[0], said
     assert "no numbered manifest is left" in said[0] and "start a new run" in said[0]
     assert not (Path(unfinished) / "LOCK").exists()
-    # its newest manifest garbage: the older ones need rows that later commits replaced
-    garbled = elimination_store(tmp_path, stop_after=4)
-    seq = int((Path(garbled) / "manifest" / "CURRENT").read_text())
-    (Path(garbled) / "manifest" / f"{seq:06d}.json").write_text("{garbage")
-    said = says_one_thing(garbled)
-    assert len(set(said)) == 1 and f"manifest/{seq:06d}.json is unreadable" in said[0], said
-    assert "superseded" in said[0] and not (Path(garbled) / "LOCK").exists()
     finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    # its newest manifest garbage, or deleted: the rows the manifest before it needs are
+    # kept until that one is deleted too (before, they were deleted at once, and the run
+    # could only start again), so the run goes on from there to the same answer
+    for damage in ("garbage", "deleted"):
+        hurt = elimination_store(tmp_path / damage, stop_after=4)
+        seq = int((Path(hurt) / "manifest" / "CURRENT").read_text())
+        newest = Path(hurt) / "manifest" / f"{seq:06d}.json"
+        newest.write_text("{garbage") if damage == "garbage" else newest.unlink()
+        status, resume, verify = says_one_thing(hurt)
+        assert status.startswith("interrupted (") and f"manifest/{seq:06d}.json" in status, status
+        assert f"continues from manifest/{seq - 1:06d}.json" in status, status
+        assert (resume, verify) == ("resumed", "verified")
+        assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
     shutil.rmtree(Path(finished) / "manifest")
     status, resume, verify = says_one_thing(finished)
     assert (status, resume, verify) == ("complete", "resumed", "verified")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "deleted", "another token"])
+def test_an_elimination_plan_lost_is_derived_again(tmp_path: Path, damage: str) -> None:
+    """plan.json is made from the run's problem and options: where it is damaged,
+    status says that the next resume makes it again, and resume does so (before, each
+    command declared the store damaged beyond repair)."""
+    finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    hurt = elimination_store(tmp_path / damage.replace(" ", "-"), stop_after=4)
+    plan = Path(hurt) / "plan.json"
+    if damage == "truncated":
+        plan.write_bytes(plan.read_bytes()[:40])
+    elif damage == "deleted":
+        plan.unlink()
+    else:
+        data = json.loads(plan.read_text())
+        data["blocks"] = data["blocks"][1:]
+        plan.write_text(json.dumps(data))
+    status, resume, verify = says_one_thing(hurt)
+    assert status.startswith(f"interrupted ({hurt}/plan.json "), status
+    assert f"'ladders resume {hurt}' derives it again" in status
+    assert (resume, verify) == ("resumed", "verified")
+    assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
+    assert json.loads(plan.read_text())["token"] == json.loads((Path(hurt) / "run.json").read_text())["plan_token"]
+
+
+def test_a_damaged_segment_of_initial_rows_is_written_again(tmp_path: Path) -> None:
+    """A group's initial rows are the system's: where their segment is damaged, status
+    says that resume writes it again, and resume does (before: 'the store is damaged
+    and cannot be resumed')."""
+    finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    hurt = elimination_store(tmp_path / "hurt", stop_after=4)
+    groups = open_store(hurt).current().state.groups
+    j, ref = max((j, ref) for j, (version, ref) in groups.items() if version == -1)
+    flip_byte(open_backend(hurt), f"{ref.path}/rows/0")
+    status, resume, verify = says_one_thing(hurt)
+    assert status.startswith(f"interrupted (1 segment of initial rows damaged (group {j}: "), status
+    assert f"'ladders resume {hurt}' writes it again" in status
+    assert (resume, verify) == ("resumed", "verified")
+    assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer

@@ -50,7 +50,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -169,7 +170,7 @@ def load_storm(path: str, constants: str | None = None, properties: str | None =
     options.set_build_all_reward_models()
     options.set_build_state_valuations()
     with _storm_errors(stormpy, f"{path}: Storm cannot build the model"):
-        built = stormpy.build_model[stormpy.Rational](model, options=options)
+        built = _stoppable(stormpy.build_model[stormpy.Rational], model, options)
     name = Path(path).stem + (f" ({constants})" if constants else "")
     builder, notes = _chain_builder(path, name, built)
     questions = tuple(_question(stormpy, path, built, builder, p) for p in props)
@@ -177,6 +178,29 @@ def load_storm(path: str, constants: str | None = None, properties: str | None =
     if notes:
         chain = dataclasses.replace(chain, notes=chain.notes + tuple(notes))
     return Loaded(chain, questions)
+
+
+def _stoppable(build: Callable[..., Any], model: Any, options: Any) -> Any:
+    """``build(model, options=options)`` in a thread, the main thread waiting for it in
+    short joins: a signal's Python handler (Ctrl-C's ``KeyboardInterrupt``) runs only
+    in the main thread, between bytecodes, and Storm's build holds that thread in C++
+    for minutes otherwise (it releases the GIL while it builds, so the waiting thread
+    runs). Interrupted, the command ends with the build still running in its daemon
+    thread: the CLI leaves with ``os._exit``."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["model"] = build(model, options=options)
+        except BaseException as exc:  # handed to the main thread as it is
+            outcome["error"] = exc
+    worker = threading.Thread(target=run, name="storm-build", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["model"]
 
 
 def _check_type(path: str, model: Any) -> None:
