@@ -102,8 +102,8 @@ def check_lumping(original: Chain, quotient: Chain, blocks: np.ndarray,
     if pushed != dict(quotient.start):
         return _failed("the quotient's start is not the chain's summed per block")
     return {"check": "lumping", "passed": True, "states": n, "blocks": m,
-            "what": "every transition of the chain summed per block equals its block's row "
-                    "in the quotient, exactly; the target, rewards and start agree"}
+            "what": "the chain's rows summed per block are the quotient's, and where the "
+                    "question stops, its reward and the start agree, exactly"}
 
 
 def _rows_differ(original: Chain, quotient: Chain, blocks: np.ndarray,
