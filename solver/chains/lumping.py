@@ -37,7 +37,7 @@ transitions sorted by (row, block of the destination), each row's numerators sum
 per block over the row's own denominator, the sum and the denominator divided by
 their gcd (so that equal probabilities are equal pairs of integers), each (block,
 numerator, denominator) hashed to 64 bits and a row's hashes added. Herman's rings
-take a dozen rounds. A hash collision could only merge states that are not
+of 13 and 15 take 6 and 7 rounds. A hash collision could only merge states that are not
 equivalent; :func:`lumped_problem` never uses a quotient without the exact check of
 :func:`ladders.solver.checks.lumping.check_lumping`, which reads every transition
 (and solves the chain whole where the check fails).
@@ -56,7 +56,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from ladders.solver.chains.model import Chain
+from ladders.solver.chains.model import Chain, ChainError
 from ladders.solver.chains.questions import Question
 from ladders.solver.exact import mpq
 
@@ -151,6 +151,9 @@ def initial_classes(chain: Chain, question: Question) -> np.ndarray:
     target = chain.label_mask(question.target)  # type: ignore[arg-type]
     if question.kind == "reach" or question.reward is None:
         return target.astype(np.int64)
+    if question.reward not in chain.rewards:
+        known = ", ".join(sorted(chain.rewards)) or "none"
+        raise ChainError(f"no reward {question.reward!r} in {chain.name}; its rewards: {known}")
     num, den = (np.asarray(a, dtype=np.int64) for a in chain.rewards[question.reward])
     g = np.gcd(num, den)
     g[g == 0] = 1

@@ -229,3 +229,10 @@ def test_a_lumped_problem_is_built_again_from_its_json(tmp_path: Path) -> None:
     assert np.array_equal(again.lumping.blocks, small.lumping.blocks)
     for name in ("indptr", "indices", "numerators", "denominators"):
         assert np.array_equal(getattr(again.chain, name), getattr(small.chain, name))
+
+
+def test_a_reward_the_chain_lacks_is_named_before_lumping() -> None:
+    from ladders.solver.chains.model import ChainError
+    problem = pieces_chain(2)
+    with pytest.raises(ChainError, match="no reward 'nope' in pieces"):
+        lumped_problem(ChainProblem(problem.chain, Question("reward", "home", reward="nope")), "on")
