@@ -219,8 +219,8 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
     None for a race of pieces that never meet; each on the quotient of its chain where
     ``lump`` says so (:func:`~ladders.solver.chains.lumping.lumped_problem`)."""
-    from ladders.solver.chains.lumping import lumped_problem
     from ladders.solver.chains.formats import format_of, load_chain
+    from ladders.solver.chains.lumping import lumped_problem
     from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
