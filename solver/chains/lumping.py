@@ -70,8 +70,8 @@ LUMP_SHARE = 0.5
 #: of k^3 over the strongly connected components of the states where the question
 #: does not stop, k their sizes) exceeds this many times the transitions: measured
 #: (2026-11-28, the shared 2-core machine), the components engine spends about 86 ns
-#: a unit of that work (herman 9, 21 million: 1.8 s), a refinement round about 50 ns
-#: a transition (herman 13: 6 rounds of 1.6 million in 0.49 s), so below this ratio
+#: a unit of that work (herman 9, 21 million: 1.8 s), a refinement round 25 to 50 ns
+#: a transition (herman 13: 6 rounds of 1.6 million in 0.23 to 0.49 s), so below this ratio
 #: :data:`AUTO_ROUNDS` rounds could cost more than the solve they would shorten.
 #: Nearly acyclic chains (nand, egl, brp: components of one state) are far below it.
 LUMP_RATIO = 32
