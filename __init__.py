@@ -70,9 +70,11 @@ def load_chain(path: str, constants: str | None = None, properties: str | None =
 
 
 def _chain_problems(model: Any, players: int, target: str | None,
-                    prop: str | None) -> list[Any] | None:
-    """The chain questions ``model`` asks (see :func:`solve`), or None for a race."""
+                    prop: str | None, lump: str = "auto") -> list[Any] | None:
+    """The chain questions ``model`` asks (see :func:`solve`), each on the quotient of
+    its chain where ``lump`` says so, or None for a race."""
     from ladders.solver.chains.formats import Loaded
+    from ladders.solver.chains.lumping import lumped_problem
     from ladders.solver.chains.model import Chain
     from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
@@ -83,10 +85,11 @@ def _chain_problems(model: Any, players: int, target: str | None,
         if target or prop:
             raise ValueError("target= and property= are for chains, not boards")
         problem = board_problem(load_board(model), players)
-        return None if problem is None else [problem]
+        return None if problem is None else [lumped_problem(problem, lump)]
     if target is not None:
         model.chain.label_mask(target)
-        return [ChainProblem(model.chain, Question("reach", target), model.source)]
+        return [lumped_problem(ChainProblem(model.chain, Question("reach", target), model.source),
+                               lump)]
     questions = list(model.questions) or [Question()]
     if prop is not None:
         chosen = [q for q in questions if q.answer_name == prop]
@@ -94,12 +97,12 @@ def _chain_problems(model: Any, players: int, target: str | None,
             names = ", ".join(q.answer_name for q in questions) or "none"
             raise ValueError(f"no property {prop!r} in {model.chain.name}; its properties: {names}")
         questions = chosen
-    return [ChainProblem(model.chain, q, model.source) for q in questions]
+    return [lumped_problem(ChainProblem(model.chain, q, model.source), lump) for q in questions]
 
 
 def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,
           target: str | None = None, property: str | None = None,  # noqa: A002
-          **options: Any) -> Solution:
+          lump: str = "auto", **options: Any) -> Solution:
     """The exact win probability of every seat, verified: a frozen :class:`Solution`
     (``.seats``, a tuple of ``mpq``; ``.passed``, whether every check passed;
     ``.verified``, the report of each check; ``.details``, ``.seconds``).
@@ -109,6 +112,9 @@ def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | N
     every answer (where the chain ends and the expected steps; ``target="LABEL"``:
     ``P(F LABEL)``; ``property="p1"``: that property of a PRISM properties file), each
     an ``mpq`` or ``"Infinity"``. :func:`solve_all` answers every property.
+    ``lump``: ``"auto"`` solves a chain question on the quotient of its chain by the
+    coarsest lumping that keeps its answers, where that pays (``.problem.lumping``
+    says from how many states to how many); ``"on"`` always, ``"off"`` never.
 
     ``engine``: ``series``, ``modular``, ``crt``, ``elimination`` or any other
     registered one (default: the fastest for the problem). ``options`` are those of
@@ -116,7 +122,8 @@ def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | N
     ``.table`` holds every ``P(a, b)``), ``spec=ClusterSpec(...)`` (a Dask cluster),
     ``executor=``, and each engine's own (``batch_primes=``, ``block_size=``...).
     """
-    solutions = solve_all(board, players, engine, target=target, property=property, **options)
+    solutions = solve_all(board, players, engine, target=target, property=property, lump=lump,
+                          **options)
     if len(solutions) > 1:
         names = ", ".join(s.problem.question.answer_name for s in solutions)
         raise ValueError(f"{solutions[0].problem.name} asks {len(solutions)} properties ({names}): "
@@ -126,7 +133,7 @@ def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | N
 
 def solve_all(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,
               target: str | None = None, property: str | None = None,  # noqa: A002
-              **options: Any) -> list[Solution]:
+              lump: str = "auto", **options: Any) -> list[Solution]:
     """Every question of ``board`` solved in turn (see :func:`solve`): one solution for a
     race, one per property for a model with a properties file."""
     import time
@@ -134,7 +141,7 @@ def solve_all(board: str | Board | Chain | Loaded, players: int = 2, engine: str
     from ladders.cluster.runs import known_solution
     from ladders.cluster.runs import solve as run_solve
     from ladders.solver.problem import Problem
-    problems = _chain_problems(board, players, target, property)
+    problems = _chain_problems(board, players, target, property, lump)
     if problems is None:
         return [run_solve(Problem.build(load_board(board), players), engine, **options)]
     return [run_solve(p, engine, **options) if p.solvable else known_solution(p, time.perf_counter())

@@ -128,9 +128,11 @@ def meeting_plan(board: Any, players: int, as_json: bool) -> None:
     cheap, the engine 'ladders solve' picks): the race engines' cost models are for
     pieces that never meet and do not apply."""
     from ladders.cluster.engines import choose_engine
+    from ladders.solver.chains.lumping import lumped_problem
     from ladders.solver.chains.problem import board_problem
-    problem = board_problem(board, players)
-    chain, size = problem.chain, problem.size
+    whole = board_problem(board, players)
+    problem = lumped_problem(whole, "auto")  # as 'ladders solve' would
+    chain, size = whole.chain, problem.size
     engine = choose_engine(problem)
     sparse = problem.sparse
     found = problem.structure
@@ -138,9 +140,12 @@ def meeting_plan(board: Any, players: int, as_json: bool) -> None:
             "transitions": chain.nnz, "unknowns": size.unknowns, "nonzeros": size.nonzeros,
             "answers": size.columns, "sparse": sparse, "engine": engine.name,
             "components": found.components.count, "largest_component": found.largest,
-            "topological": problem.topological}
+            "topological": problem.topological,
+            "lumped": None if problem.lumping is None else problem.lumping.to_json()}
     lines = [f"{board.name}, {players} players, {board.meet} rule: one joint chain",
              f"  states       {chain.size:,} ({chain.nnz:,} transitions)",
+             "  lumping      " + (problem.lumping.describe() if problem.lumping is not None
+                                  else "not used (no quotient of at most half the states, or the solve too cheap to try)"),
              f"  unknowns     {size.unknowns:,}, at most {size.nonzeros:,} nonzeros, "
              f"{size.columns} answers",
              f"  components   {found.describe()}: " + (

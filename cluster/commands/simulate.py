@@ -48,9 +48,10 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
     from ladders.cluster.commands.solve import chain_problems
     from ladders.solver.games.chain import build_chain
     from ladders.solver.checks.simulate import check_games, decade_sizes, error_row, simulate_tally
-    # a chain file, or pieces that meet: one joint chain (--players counts the pieces)
+    # a chain file, or pieces that meet: one joint chain (--players counts the pieces),
+    # walked whole (not lumped: the games are a check that trusts no solver's work)
     problems = chain_problems(board, rule, die, max(players, 2) if meet == "bump" else players,
-                              meet, target, properties, constants)
+                              meet, target, properties, constants, lump="off")
     if problems is not None:
         if convergence:
             raise click.UsageError("--convergence is for races of pieces that never meet")

@@ -92,13 +92,18 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--builder", type=click.Choice(["ladders", "storm"]), default=None,
               help="PRISM models: who builds the chain, ladders itself or Storm (stormpy) "
               "[default: ladders; JANI: storm].")
+@click.option("--lump", type=click.Choice(["auto", "on", "off"]), default="auto",
+              show_default=True,
+              help="Chain questions: solve the quotient by the coarsest lumping (bisimulation) "
+              "that keeps the question's answers, checked exactly against every transition; "
+              "auto = where the chain's cycles are large and it at least halves the states.")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, exact: bool, table_path: str | None,
           force: bool, output_path: str | None, meet: str | None, target: str | None,
-          properties: str | None, constants: str | None, builder: str | None, as_json: bool,
-          **options: Any) -> int:
+          properties: str | None, constants: str | None, builder: str | None, lump: str,
+          as_json: bool, **options: Any) -> int:
     """Exact win probability of every seat, or any chain's answers, certified and
     checked against the bounds.
 
@@ -152,7 +157,10 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
     chains = chain_problems(board, rule, die, players, meet, target, properties, constants,
-                            builder)
+                            builder, lump)
+    if chains is None and lump != "auto":
+        raise click.UsageError(f"--lump is for chain questions; {board} is a race of pieces "
+                               "that never meet (the series engine's)")
     if chains is not None:
         if table_path:
             raise click.UsageError("--table is for races of two players, not chains")
@@ -206,10 +214,13 @@ solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transition
 
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    meet: str | None, target: str | None, properties: str | None,
-                   constants: str | None, builder: str | None = None) -> list[Any] | None:
+                   constants: str | None, builder: str | None = None,
+                   lump: str = "auto") -> list[Any] | None:
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
-    None for a race of pieces that never meet."""
+    None for a race of pieces that never meet; each on the quotient of its chain where
+    ``lump`` says so (:func:`~ladders.solver.chains.lumping.lumped_problem`)."""
     from ladders.solver.chains.formats import format_of, load_chain
+    from ladders.solver.chains.lumping import lumped_problem
     from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
@@ -221,7 +232,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         from ladders.solver.chains.problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
-        return None if problem is None else [problem]
+        return None if problem is None else [lumped_problem(problem, lump)]
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
     context = click.get_current_context(silent=True)
     if context is not None and context.get_parameter_source("players") not in (
@@ -242,7 +253,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                                    '"p1": P=? [ F "goal" ];, or leave --properties out for '
                                    "where the chain ends")
         questions = list(loaded.questions) or [Question()]
-    return [ChainProblem(loaded.chain, q, loaded.source) for q in questions]
+    return [lumped_problem(ChainProblem(loaded.chain, q, loaded.source), lump) for q in questions]
 
 
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
@@ -296,7 +307,7 @@ def _decimal(value: Any) -> str:
 def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float) -> int:
     """Print every chain question's answers (exact strings, decimals, the checks)."""
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    chain = solutions[0].problem.chain
+    chain = solutions[0].problem.original
     results = []
     lines = [f"{chain.name}: {chain.size:,} states, {chain.nnz:,} transitions "
              f"({seconds:.2f} s in all)"]
@@ -304,6 +315,8 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
         problem = sol.problem
         answers = {}
         lines.append(f"{problem.question.describe()}  (exact, {sol.engine}, {sol.seconds:.2f} s):")
+        if problem.lumping is not None:
+            lines.append(f"  {problem.lumping.describe()}")
         width = max(len(name) for name in sol.answers)
         for name, value in sol.answers.items():
             if isinstance(value, str):
@@ -319,6 +332,8 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
                                   "kind": problem.question.kind, "answers": answers,
                                   "engine": sol.engine, "seconds": round(sol.seconds, 3),
                                   "verified": sol.verified}
+        if problem.lumping is not None:
+            result["lumped"] = problem.lumping.to_json()
         compared = problem.comparisons(sol.seats)
         if compared is not None:
             result["holds"] = compared
@@ -468,6 +483,11 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
         lines.append("residues     " + own + (f"skipped ({m['reason']})" if m.get("skipped") else
                                               ", ".join(f"p={x['prime']} {'agrees' if x['agree'] else 'DISAGREES'}"
                                                         for x in m["primes"]) + f": {mark(m['passed'])}"))
+    if "lumping" in report:
+        q = report["lumping"]
+        lines.append("lumping      " + (f"the quotient's {q['blocks']:,} states against the "
+                                         f"chain's {q['states']:,}: {q['what']}: PASS"
+                                         if q["passed"] else f"{q['why']}: FAIL"))
     if "certificate" in report:
         c = report["certificate"]
         label = "confirmation" if c.get("check") == "confirmation" else "certificate "

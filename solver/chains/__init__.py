@@ -5,5 +5,7 @@ system that answers it (:mod:`.questions`), a question in the shape the engines 
 model checkers' languages built into a chain: a program of typed expressions
 (:mod:`.symbolic`), explored a frontier at a time (:mod:`.explore`, its NumPy code
 written once a model by :mod:`.vector_code`) with its states in a hash table
-(:mod:`.state_table`); and :mod:`.components`: the strongly
-connected components of a pattern in topological order (Tarjan, compiled)."""
+(:mod:`.state_table`); :mod:`.components`: the strongly
+connected components of a pattern in topological order (Tarjan, compiled); and
+:mod:`.lumping`: the coarsest lumping (bisimulation) that keeps a question's answers,
+and the quotient chain solved in the chain's place."""

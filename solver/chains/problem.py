@@ -30,6 +30,7 @@ from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
+    from ladders.solver.chains.lumping import Lumping
     from ladders.solver.engines.components import Structure
     from ladders.solver.engines.elimination_plan import Analysis
 
@@ -62,11 +63,14 @@ class ChainSize:
 @dataclass
 class ChainProblem:
     """A chain and the question asked of it; ``source``: how to load the chain again
-    (see :func:`load_source`), None for a chain built in Python (kept in memory only)."""
+    (see :func:`load_source`), None for a chain built in Python (kept in memory only);
+    ``lumping``: where ``chain`` is the quotient of the source's chain for this question
+    (:func:`~ladders.solver.chains.lumping.lumped_problem`), how it was lumped."""
 
     chain: Chain
     question: Question
     source: dict[str, Any] | None = None
+    lumping: Lumping | None = None
 
     #: not a race: no seats, no two-player table
     players = None
@@ -156,8 +160,15 @@ class ChainProblem:
         pieces that meet are not (hasbro, 2 players: 260 million updates)."""
         return self.symbolic is not None
 
+    @property
+    def original(self) -> Chain:
+        """The chain the question was asked of (before any lumping)."""
+        return self.chain if self.lumping is None else self.lumping.original
+
     def describe(self) -> str:
-        return (f"{self.chain.name} ({self.chain.size:,} states, {self.chain.nnz:,} transitions): "
+        chain = self.original
+        lumped = "" if self.lumping is None else f"; lumped into {self.chain.size:,}"
+        return (f"{chain.name} ({chain.size:,} states, {chain.nnz:,} transitions{lumped}): "
                 f"{self.question.describe()}")
 
     @property
@@ -237,7 +248,10 @@ class ChainProblem:
         if self.source is None:
             raise ValueError(f"{self.chain.name}: a chain built in Python has no file to load "
                              "it from; a run store needs one (save it as a chain file)")
-        return {"kind": "chain", "source": self.source, "question": self.question.to_json()}
+        out = {"kind": "chain", "source": self.source, "question": self.question.to_json()}
+        if self.lumping is not None:
+            out["lump"] = "on"  # the same quotient again: the refinement is deterministic
+        return out
 
 
 def _compare(value: mpq | None, op: str, bound: mpq) -> bool:
@@ -281,4 +295,8 @@ def load_source(source: dict[str, Any]) -> Chain:
 def chain_problem_from_json(data: dict[str, Any]) -> ChainProblem:
     """The problem a run store's run.json names (see :meth:`ChainProblem.to_json`)."""
     source = data["source"]
-    return ChainProblem(load_source(source), Question.from_json(data["question"]), source)
+    problem = ChainProblem(load_source(source), Question.from_json(data["question"]), source)
+    if data.get("lump") == "on":
+        from ladders.solver.chains.lumping import lumped_problem
+        problem = lumped_problem(problem, "on")
+    return problem

@@ -101,7 +101,10 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
     unknowns); tier 3 ``certificate``
     (an engine's exact certificate, e.g. ``A x = b`` checked in integers) and ``cross``
     (another engine's answer, see :func:`cross_check`) when given. The bounds agree to
-    ``digits`` decimals (``bounds``: computed beforehand).
+    ``digits`` decimals (``bounds``: computed beforehand). A chain question solved on
+    a quotient (its ``lumping``) is checked on the quotient, and ``lumping`` reports
+    the exact check that the quotient answers as the chain does
+    (:mod:`ladders.solver.checks.lumping`).
     """
     report: dict[str, Any] = {"bounds": problem.check_bounds(list(seats), digits, bounds)}
     reference = problem.reference_system
@@ -114,6 +117,10 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
                               "system": "independent"}
     elif primes > 0:
         report["residues"] = check_residues(problem.system, targets, primes=primes, seed=seed)
+    lumping = getattr(problem, "lumping", None)
+    if lumping is not None:
+        # the tiers above checked the quotient; this exact check makes them the chain's
+        report["lumping"] = lumping.check
     if certificate is not None:
         report["certificate"] = certificate
     if cross is not None:
