@@ -1,7 +1,7 @@
 """Problem: what a race solve is asked, built once into the system every engine consumes.
 
 A race of pieces that never meet (this module); any other chain question is a
-:class:`~ladders.solver.chains.problem.ChainProblem` with the same methods (``name``,
+:class:`~ladders.solver.chain_problem.ChainProblem` with the same methods (``name``,
 ``system``, ``seats_from_values``, ``named``, the bounds, ``to_json``), and
 :func:`problem_from_json` rebuilds either from a run store's run.json.
 
@@ -27,7 +27,7 @@ from ladders.solver.games.race import race_system, race_unknowns, seats_from_val
 from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
-    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chain_problem import ChainProblem
 
 
 @dataclass
@@ -110,6 +110,6 @@ def problem_from_json(data: dict[str, Any]) -> Problem | ChainProblem:
     """The problem a run store's run.json names: a race (board and players) or a chain
     question (``"kind": "chain"``)."""
     if data.get("kind") == "chain":
-        from ladders.solver.chains.problem import chain_problem_from_json
+        from ladders.solver.chain_problem import chain_problem_from_json
         return chain_problem_from_json(data)
     return Problem.from_json(data)

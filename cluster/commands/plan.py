@@ -128,7 +128,7 @@ def meeting_plan(board: Any, players: int, as_json: bool) -> None:
     cheap, the engine 'ladders solve' picks): the race engines' cost models are for
     pieces that never meet and do not apply."""
     from ladders.cluster.engines import choose_engine
-    from ladders.solver.chains.problem import board_problem
+    from ladders.solver.chain_problem import board_problem
     problem = board_problem(board, players)
     chain, size = problem.chain, problem.size
     engine = choose_engine(problem)

@@ -210,7 +210,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
     None for a race of pieces that never meet."""
     from ladders.solver.chains.formats import format_of, load_chain
-    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chain_problem import ChainProblem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
         if target or properties or constants or builder:
@@ -218,7 +218,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                                     ("--constants", constants), ("--builder", builder)) if v]
             raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for "
                                    f"chain files; {board} is a board")
-        from ladders.solver.chains.problem import board_problem
+        from ladders.solver.chain_problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
         return None if problem is None else [problem]

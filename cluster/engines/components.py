@@ -9,7 +9,7 @@ unknowns: 0.17 s), far less than a store's start; with ``--checkpoint`` a chain 
 goes to an engine that keeps one (:func:`~ladders.cluster.engines.choose_engine`).
 
 It is the default for a chain question whose components are small
-(:attr:`~ladders.solver.chains.problem.ChainProblem.topological`); a race of pieces
+(:attr:`~ladders.solver.chain_problem.ChainProblem.topological`); a race of pieces
 that never meet is the series engine's, and a chain whose components are large (pieces
 that meet, herman's rings) a factorization's (modular, elimination).
 """

@@ -156,9 +156,9 @@ class EliminationEngine(Engine):
 
     def preference(self, problem: Problem) -> float | None:
         """Behind the others for a race; first for a small sparse chain question
-        (:attr:`~ladders.solver.chains.problem.ChainProblem.sparse`), in this process,
+        (:attr:`~ladders.solver.chain_problem.ChainProblem.sparse`), in this process,
         after the component solve where that one fits
-        (:attr:`~ladders.solver.chains.problem.ChainProblem.topological`; then the
+        (:attr:`~ladders.solver.chain_problem.ChainProblem.topological`; then the
         chain is taken as sparse without the symbolic analysis, which took 7.6 s of a
         24 s solve of nand 40-1: every QVBS chain the component solve takes was sparse
         by it, and the elimination is the choice there only when a store is asked for)."""

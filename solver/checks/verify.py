@@ -23,7 +23,7 @@ from ladders.solver.system import LinearSystem
 
 class Problem(Protocol):
     """What the checks ask of a problem (a race, :class:`ladders.solver.problem.Problem`,
-    or a chain question, :class:`ladders.solver.chains.problem.ChainProblem`): its
+    or a chain question, :class:`ladders.solver.chain_problem.ChainProblem`): its
     system, and tier 1 against its own Markov bounds."""
 
     @property

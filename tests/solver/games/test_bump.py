@@ -22,8 +22,9 @@ from ladders.solver.engines.modular import solve_dixon
 from ladders.solver.exact import mpq
 from ladders.solver.games.board import Board, make_board, preset_board, reachable_squares
 from ladders.solver.games.bump import bump_chain
-from ladders.solver.games.chain import build_chain, one_player_stats
-from ladders.solver.games.race import solve_race
+from ladders.solver.answers import one_player_stats
+from ladders.solver.games.chain import build_chain
+from race_solve import solve_race
 from ladders.solver.system import LinearSystem
 from strategies import small_boards
 
