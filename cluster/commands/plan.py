@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, meet_option,
-                                      open_board, players_option)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, epilog_chains,
+                                      formats_taking, json_option, meet_option, open_board,
+                                      players_option)
 
 
 @click.command()
@@ -17,9 +18,11 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: plan the probability of reaching LABEL.")
 @click.option("--properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: plan each property of a properties file.")
+              help=f"Chain files ({formats_taking('properties')}): "
+              "plan each property of a properties file.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
-              help="PRISM and JANI models: values of the open constants.")
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the open constants.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Workers to size the engines that run on a cluster for (per-worker figures "
               "are per core).")
@@ -112,7 +115,7 @@ def plan(board: str, rule: str | None, die: int | None, meet: str | None, player
     emit(data, as_json, "\n".join(lines))
 
 
-plan.epilog = EPILOG_BOARD
+plan.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def order_names(order: list[tuple[float, str]]) -> list[str]:

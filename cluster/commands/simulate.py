@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option,
-                                       meet_option, open_board, task_bar)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, epilog_chains,
+                                       formats_taking, json_option, meet_option, open_board,
+                                       task_bar)
 
 
 @click.command()
@@ -25,9 +26,11 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of reaching LABEL.")
 @click.option("--properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: a properties file.")
+              help=f"Chain files ({formats_taking('properties')}): "
+              "a properties file.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
-              help="PRISM and JANI models: values of the open constants.")
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the open constants.")
 @json_option
 def simulate(board: str, rule: str | None, die: int | None, players: int | None, games: int, seed: int,
              convergence: bool, meet: str | None, target: str | None, properties: str | None,
@@ -51,13 +54,13 @@ def simulate(board: str, rule: str | None, die: int | None, players: int | None,
     from ladders.solver.checks.simulate import check_games, decade_sizes, error_row, simulate_tally
     # a chain file, or pieces that meet: one joint chain of as many pieces as --players
     # says (a race of two by default: one piece meets no other)
-    problems = chain_problems(board, rule, die, 2 if players is None else players,
+    problems = chain_problems(board, rule, die, players or 2,
                               meet, target, properties, constants)
     if problems is not None:
         if convergence:
             raise click.UsageError("--convergence is for races of pieces that never meet")
         return simulate_chains(problems, games, seed, as_json)
-    players = 1 if players is None else players
+    players = players or 1
     chain = build_chain(open_board(board, rule, die))
     check_games(games, players)
     t0 = time.perf_counter()
@@ -107,7 +110,7 @@ def simulate(board: str, rule: str | None, die: int | None, players: int | None,
     emit(data, as_json, "\n".join(lines))
 
 
-simulate.epilog = EPILOG_BOARD
+simulate.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def simulate_chains(problems: list[Any], games: int, seed: int, as_json: bool) -> None:

@@ -22,8 +22,9 @@ import click
 
 from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit,
-                                      interruptible, json_option, make_spec, meet_option,
-                                      open_board, players_option, short, task_bar)
+                                      epilog_chains, formats_taking, interruptible, json_option,
+                                      make_spec, meet_option, open_board, players_option, short,
+                                      task_bar)
 from ladders.cluster.engines import engines, takes
 
 if TYPE_CHECKING:
@@ -85,13 +86,16 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Chain files: the probability of ever reaching the states labelled LABEL "
               "(instead of where the chain ends and the expected steps).")
 @click.option("--properties", "properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: a properties file (P=? [F phi], R=? [F phi], "
+              help=f"Chain files ({formats_taking('properties')}): "
+              "a properties file (P=? [F phi], R=? [F phi], "
               "filter(...) forms); a .jani file's own properties are used without it.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
-              help="PRISM and JANI models: values of the model's open constants.")
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the model's open constants.")
 @click.option("--builder", type=click.Choice(["ladders", "storm"]), default=None,
-              help="PRISM models: who builds the chain, ladders itself or Storm (stormpy) "
-              "[default: ladders; JANI: storm].")
+              help=f"Chain files ({formats_taking('builder')}): "
+              "who builds the chain, ladders itself or "
+              "Storm (stormpy) [default: ladders; JANI: storm].")
 @json_option
 def solve(board: str, rule: str | None, die: int | None, players: int, engine: str, executor: str,
           seed: int | None, checkpoint: str | None, scheduler: str | None,
@@ -114,8 +118,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     batches of primes. Runs with --checkpoint DIR survive a crash or Ctrl-C (at most
     the tasks in flight are lost); 'ladders resume DIR' continues.
 
-    A chain file (any absorbing Markov chain: the chain TOML, PRISM's explicit .tra
-    with its .lab, Storm's .drn, a PRISM or JANI model through stormpy) is answered
+    A chain file (any absorbing Markov chain, in any format listed below) is answered
     from its start: by default the probability of ending in each absorbing state and
     the expected number of steps ("Infinity" where it may never end); --target LABEL
     asks for the probability of reaching LABEL; --properties FILE evaluates a PRISM
@@ -200,8 +203,7 @@ def unkept(driver: Engine, problem: Any, request: SolveRequest,
             "give --checkpoint DIR to make it resumable ('ladders resume DIR')")
 
 
-solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transitions] table, "
-                ".tra (with its .lab), .drn, .prism, .pm or .jani (pip install stormpy).")
+solve.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
