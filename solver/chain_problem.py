@@ -6,7 +6,7 @@ pieces meet) is a :class:`ChainProblem`: a :class:`~ladders.solver.chains.model.
 and one :class:`~ladders.solver.chains.questions.Question`. Both offer what the run
 session, the engines and the checks ask of a problem: ``name``, ``system``,
 ``unknowns``, ``size``, ``seats_from_values``, ``named``, the bounds and their
-report, ``independent`` (pieces that never meet: only races), and ``to_json`` (what a
+report, ``pieces`` (one piece's chain where pieces never meet: only races), and ``to_json`` (what a
 run store keeps to build it again: :func:`chain_problem_from_json`).
 
 "Seats" of a chain problem are the values of the answers its system solves for (one
@@ -70,9 +70,9 @@ class ChainProblem:
 
     #: not a race: no seats, no two-player table
     players = None
-    #: pieces that meet, or no pieces at all: the series engine and the race bounds
-    #: need a race of independent pieces
-    independent = False
+    #: pieces that meet, or no pieces at all: no one piece's chain to offer the series
+    #: engine and the race bounds, which need a race of independent pieces
+    pieces = None
 
     @property
     def name(self) -> str:

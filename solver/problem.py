@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ladders.solver.checks.bounds import Bounds, bounds_within, check_players
 from ladders.solver.estimate import RaceSize, race_size
@@ -28,6 +28,8 @@ from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
     from ladders.solver.chain_problem import ChainProblem
+    from ladders.solver.engines.components import Structure
+    from ladders.solver.engines.elimination_plan import Analysis
 
 
 @dataclass
@@ -39,13 +41,30 @@ class Problem:
     players: int
     chain: AbsorbingChain
 
-    #: the pieces never meet: the series engine and the race bounds apply
-    independent = True
+    #: What the engines' drivers ask of every problem, declared here as values where a
+    #: :class:`~ladders.solver.chain_problem.ChainProblem` finds them from its chain
+    #: (issue 53: no driver probes a problem for what it may lack): a race wants its
+    #: seats only, never every unknown (``every``); its system is one large strongly
+    #: connected component or few, no component solve (``topological``, ``structure``);
+    #: and its fill is too large for the in-process elimination's cheap path
+    #: (``sparse``, ``symbolic``: hasbro, 2 players, 260 million row updates).
+    every: ClassVar[bool] = False
+    topological: ClassVar[bool] = False
+    structure: ClassVar[Structure | None] = None
+    sparse: ClassVar[bool] = False
+    symbolic: ClassVar[tuple[list[int], Analysis] | None] = None
 
     @classmethod
     def build(cls, board: Board, players: int) -> Problem:
         check_players(players)
         return cls(board, players, build_chain(board))
+
+    @property
+    def pieces(self) -> AbsorbingChain:
+        """The one piece's chain that each piece of the race walks on its own (they never
+        meet): what the series engine, the race bounds and the race's cost models take,
+        offered as a value (a chain question offers None)."""
+        return self.chain
 
     @cached_property
     def size(self) -> RaceSize:

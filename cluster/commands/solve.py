@@ -360,7 +360,7 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     from ladders.checkpoints.outputs import write_solution, write_table
     from ladders.cluster.errors import EXIT_FAILED
     warn_unrecorded(solution)
-    if not solution.problem.independent and not solution.interrupted:  # a chain question
+    if solution.problem.pieces is None and not solution.interrupted:  # a chain question
         if output_path and solution.passed:
             from ladders.checkpoints.outputs import write_chain_answers
             write_chain_answers(output_path, [solution])

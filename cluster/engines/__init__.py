@@ -318,7 +318,7 @@ class Engine(abc.ABC):
         """The engine ``ladders verify`` compares with for ``problem``: :attr:`cross` for
         a race, :attr:`chain_cross` (else :attr:`cross`) for any other chain question;
         None where that engine declines the problem (a chain, for the series engine)."""
-        other = self.cross if problem.independent else self.chain_cross or self.cross
+        other = self.cross if problem.pieces is not None else self.chain_cross or self.cross
         if other is None or get_engine(other).declines(problem) is not None:
             return None
         return other

@@ -35,7 +35,7 @@ def wanted_unknowns(problem: Problem) -> list[int]:
     question over several start states (``every``) each start state that is unknown."""
     system = problem.system
     wanted = [system.target]
-    if getattr(problem, "every", False):
+    if problem.every:
         pos = {state: k for k, (state,) in enumerate(system.labels)}
         wanted += sorted({pos[i] for i, _ in problem.chain.start if i in pos} - {system.target})
     return wanted
@@ -52,7 +52,7 @@ class Topological(OneStep):
     def compute(self) -> bool:
         from ladders.solver.engines.components import solve_topological, structure
         problem = self.problem
-        found = getattr(problem, "structure", None) or structure(problem.system)
+        found = problem.structure or structure(problem.system)
         self.result = solve_topological(problem.system, found, self.wanted, self.seed)
         return True
 
@@ -68,15 +68,15 @@ class ComponentsEngine(Engine):
         """First for a chain question whose components are small (a model checker's
         chain); not chosen for a race of pieces that never meet (the series engine's)
         nor where the dense solves of its components would be large."""
-        return 0.4 if getattr(problem, "topological", False) else None
+        return 0.4 if problem.topological else None
 
     def describe(self, problem: Problem) -> str:
-        found = getattr(problem, "structure", None)
+        found = problem.structure
         return super().describe(problem) + (f", {found.describe()}" if found is not None else "")
 
     def why(self, problem: Problem) -> str | None:
-        found = getattr(problem, "structure", None)
-        if found is None or not getattr(problem, "topological", False):
+        found = problem.structure
+        if found is None or not problem.topological:
             return None
         return (f"{found.describe()}: solved one component at a time, in topological "
                 "order, modulo word primes")
@@ -103,7 +103,7 @@ class ComponentsEngine(Engine):
         values = result.values[0]
         details = {"primes": result.primes, "batches": result.batches,
                    "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
-        if getattr(problem, "every", False):
+        if problem.every:
             at = dict(zip(work.wanted, result.values))
             seats = problem.seats_from_solution(values, lambda k: {w: v[k] for w, v in at.items()})
             return Answer(seats, details=details)

@@ -137,7 +137,7 @@ class CrtEngine(PrimeBatchEngine):
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
         values = [c.value for c in cols]
         seats = (problem.seats_from_solution(values, lambda k: cols[k].solution())
-                 if getattr(problem, "every", False) else problem.seats_from_values(values))
+                 if problem.every else problem.seats_from_values(values))
         return Answer(seats,
                       certificate_report(cols, work.lifter.rejected), table,
                       {"primes": work.acc.primes, "batches": work.batches(),

@@ -164,17 +164,17 @@ class EliminationEngine(Engine):
         by it, and the elimination is the choice there only when a store is asked for)."""
         if self.declines(problem):
             return None
-        sparse = getattr(problem, "topological", False) or getattr(problem, "sparse", False)
+        sparse = problem.topological or problem.sparse
         return 0.5 if sparse else 2.0
 
     def declines(self, problem: Problem) -> str | None:
-        if getattr(problem, "every", False):
+        if problem.every:
             return ("it keeps only the wanted unknown, and the least or greatest over several "
                     "start states needs every one")
         return None
 
     def big(self, problem: Problem) -> bool:
-        if getattr(problem, "sparse", False):
+        if problem.sparse:
             return False
         return super().big(problem)
 
@@ -204,7 +204,7 @@ class EliminationEngine(Engine):
         from ladders.solver.engines.elimination_plan import make_plan
         order = request.options.get("order", "auto")
         return make_plan(problem.system, request.options.get("block_size"),
-                         None if order == "auto" else order, getattr(problem, "symbolic", None))
+                         None if order == "auto" else order, problem.symbolic)
 
     def create_store(self, where: str, problem: Problem, request: SolveRequest,
                      executor: str) -> RunStore:
@@ -236,7 +236,7 @@ class EliminationEngine(Engine):
         the residue check (tier 2, a solve modulo a random prime) vouches for in a tenth
         of the time that loading the modular engine's kernels takes (``ladders verify``
         still compares with the modular engine)."""
-        if not problem.independent:
+        if problem.pieces is None:
             return None
         return get_engine(self.cross_for(problem))  # type: ignore[arg-type]
 

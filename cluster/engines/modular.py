@@ -184,7 +184,7 @@ class ModularEngine(Engine):
             values = result.columns[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
         seats = (problem.seats_from_solution(result.values, lambda k: result.columns[k].solution())
-                 if getattr(problem, "every", False) else problem.seats_from_values(result.values))
+                 if problem.every else problem.seats_from_values(result.values))
         return Answer(seats,
                       certificate_report(result.columns, result.rejected), table,
                       {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
@@ -212,10 +212,10 @@ class ModularEngine(Engine):
     def memory_seconds(self, problem: Problem) -> float | None:
         """The race system's build and the plan's lifting estimate (a lower bound
         where the fill was not measured); None for a chain question."""
-        if not problem.independent:
+        if problem.pieces is None:
             return None
         from ladders.solver.estimate import modular_memory_seconds
-        return modular_memory_seconds(problem.chain, problem.players)
+        return modular_memory_seconds(problem.pieces, problem.players)
 
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:

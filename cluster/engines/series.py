@@ -342,10 +342,10 @@ class SeriesEngine(PrimeBatchEngine):
     machine_model = True
 
     def preference(self, problem: Problem) -> float | None:
-        return 0.0 if problem.independent else None
+        return 0.0 if problem.pieces is not None else None
 
     def declines(self, problem: Problem) -> str | None:
-        if problem.independent:
+        if problem.pieces is not None:
             return None
         return ("it sums one player's generating functions, so it needs pieces that never "
                 "meet (a race on a board); this is a chain of its own")
