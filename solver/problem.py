@@ -93,6 +93,10 @@ class Problem:
     def name(self) -> str:
         return self.board.name
 
+    def describe(self) -> str:
+        """The race in one phrase, for messages (a chain question's names its question)."""
+        return f"{self.board.name} with {self.players} players"
+
     def seats_from_values(self, values: list[mpq]) -> list[mpq]:
         """Every seat from the target values an engine returned for :attr:`system`."""
         return seats_from_values(self.system, self.players, values)

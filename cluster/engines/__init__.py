@@ -464,8 +464,7 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
               and e.preference(problem) is not None and e.out_of_reach(problem) is None]
     way = (f"the {' or '.join(others)} engine can ({request.spell('engine', others[0])})"
            if others else "no other engine can")
-    what = problem.name if problem.players is None else f"{problem.name} with {problem.players} players"
-    raise ValueError(f"{what} is out of reach of "
+    raise ValueError(f"{problem.describe()} is out of reach of "
                      f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
                      f"{way}, or add {request.spell('force', True)} to start it anyway")
 
