@@ -77,9 +77,7 @@ def plan(board: str, rule: str | None, die: int | None, meet: str | None, player
     chain = build_chain(open_board(board, rule, die))
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
-    rows = {name: (engine.plan(chain, players, workers, per_machine) if engine.machine_model
-                   else engine.plan(chain, players, workers))
-            for name, engine in engines().items()}
+    rows = {name: engine.plan(problem, workers, per_machine) for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))
     data["verdict"] = verdict(rows, order, workers, force, per_machine)
@@ -143,13 +141,12 @@ def chain_plan(problems: list[Any], as_json: bool) -> None:
     """The size of a chain (a chain file, or a board whose pieces meet: one joint chain)
     and, for each question, its unknowns after the graph search, nonzeros, answers, the
     strongly connected components, whether the fraction-free elimination in one process
-    is cheap, the engine 'ladders solve' picks and that engine's time from the chain
-    engines' cost model (:func:`ladders.solver.estimate.chain_seconds`). The race
-    engines' cost models are for pieces that never meet and do not apply. With one
-    question its figures are also the document's own keys (as before chain files
-    could be planned)."""
-    from ladders.cluster.engines import choose_engine, human_seconds
-    from ladders.solver.estimate import chain_seconds
+    is cheap, each engine's row (:meth:`~ladders.cluster.engines.Engine.plan`, the same
+    call as for a race: the chain engines' cost model,
+    :func:`ladders.solver.estimate.chain_seconds`, or why an engine declines) and the
+    engine 'ladders solve' picks, with its time. With one question its figures are
+    also the document's own keys (as before chain files could be planned)."""
+    from ladders.cluster.engines import choose_engine, engines
     first = problems[0]
     chain = first.chain
     source = first.source if isinstance(first.source, dict) else {}
@@ -171,28 +168,31 @@ def chain_plan(problems: list[Any], as_json: bool) -> None:
             continue
         size, found = problem.size, problem.structure
         engine = choose_engine(problem)
-        seconds = chain_seconds(problem, engine.name)
+        rows = {name: e.plan(problem, 1) for name, e in engines().items()}
+        seconds = rows[engine.name].seconds
         figures = {"question": problem.question.describe(), "unknowns": size.unknowns,
                    "nonzeros": size.nonzeros, "answers": size.columns, "sparse": problem.sparse,
                    "engine": engine.name, "components": found.components.count,
                    "largest_component": found.largest, "topological": problem.topological,
-                   "seconds_estimate": None if seconds is None else round(seconds, 3)}
+                   "seconds_estimate": None if seconds is None else round(seconds, 3),
+                   "engines": {name: row.text for name, row in rows.items()}}
         questions.append(figures)
         if len(problems) > 1:
             lines.append(f"{problem.question.describe()}:")
-        lines += [f"  unknowns     {size.unknowns:,} after the graph search, at most "
+        width = max(12, *(len(name) + 1 for name in rows))
+        lines += [f"  {'unknowns':<{width}} {size.unknowns:,} after the graph search, at most "
                   f"{size.nonzeros:,} nonzeros, {size.columns} answers",
-                  f"  components   {found.describe()}: " + (
+                  f"  {'components':<{width}} {found.describe()}: " + (
                       "the component solve applies" if problem.topological else
                       f"too large for the component solve ({found.dense_work:,} products a "
                       "prime in its dense solves)"),
-                  "  elimination  " + ("cheap in one process (its symbolic fill is within budget)"
-                                       if problem.sparse else "past the budget of one process's "
-                                       "fraction-free elimination"),
-                  f"  verdict      the {engine.name} engine, " + (
-                      f"about {human_seconds(seconds)} in this process (the chain engines' cost "
-                      "model: a rough fit)" if seconds is not None else
-                      "not estimated (no cost model for it on chains)")]
+                  f"  {'fill':<{width}} " + (
+                      "cheap in one process (its symbolic fill is within budget)"
+                      if problem.sparse else "past the budget of one process's "
+                      "fraction-free elimination")]
+        lines += [f"  {name:<{width}} {row.text}" for name, row in rows.items()]
+        lines.append(f"  {'verdict':<{width}} the {engine.name} engine" + (
+            f": {rows[engine.name].text}" if seconds is not None else ""))
     if len(questions) == 1:
         data.update({k: v for k, v in questions[0].items() if k != "question"})
     data["questions"] = questions

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 
@@ -86,7 +85,10 @@ class ComponentsEngine(Engine):
             raise ValueError("--table needs every unknown: use the series engine (the default), "
                              "modular or crt")
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row
+        if problem.pieces is None:
+            return chain_row(self, problem)
         return PlanRow("not estimated: for chain questions whose strongly connected components "
                        "are small (a race's system is one large component or few)", {}, None,
                        undecided="no cost model for races")

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.manifests import Manifest
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 #: What the tasks import on a worker (zarr when they first read or write a segment):
@@ -189,10 +188,12 @@ class EliminationEngine(Engine):
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        from ladders.cluster.engines import system_too_big
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row, system_too_big
         from ladders.solver.estimate import elimination_figures
-        fig = elimination_figures(chain, players, workers)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = elimination_figures(problem.pieces, problem.players, workers)
         if fig["seconds"] is None:
             return PlanRow(f"not estimated: {fig['how']}", fig, None,
                            blocked=system_too_big(fig["size"]))

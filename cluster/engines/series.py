@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.engines.series.reconstruct import Candidate, ReconstructionStream
     from ladders.solver.problem import Problem
 
@@ -339,7 +338,6 @@ class SeriesEngine(PrimeBatchEngine):
     options = (batch_option(f"{BATCH_PRIMES}, or {4 * BATCH_PRIMES:,} where a prime is heavy "
                             "(4 players): seconds of work on hasbro"),)
     cross = "modular"
-    machine_model = True
 
     def preference(self, problem: Problem) -> float | None:
         return 0.0 if problem.pieces is not None else None
@@ -410,10 +408,12 @@ class SeriesEngine(PrimeBatchEngine):
         from ladders.solver.estimate import series_forecast
         return series_forecast(problem.chain, problem.players, workers)["seconds"]
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row
         from ladders.solver.estimate import series_figures
-        fig = series_figures(chain, players, workers, per_machine)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = series_figures(problem.pieces, problem.players, workers, per_machine)
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
             return PlanRow(f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['how']}", fig, 0.0)
