@@ -74,14 +74,13 @@ def _chain_problems(model: Any, players: int, target: str | None,
     """The chain questions ``model`` asks (see :func:`solve`), each on the quotient of
     its chain where ``lump`` says so, or None for a race."""
     from ladders.solver.chains.formats import Loaded
-    from ladders.solver.chains.lumping import lumped_problem
+    from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.model import Chain
-    from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
     if isinstance(model, Chain):
         model = Loaded(model)
     if not isinstance(model, Loaded):
-        from ladders.solver.chains.problem import board_problem
+        from ladders.solver.chain_problem import board_problem
         if target or prop:
             raise ValueError("target= and property= are for chains, not boards")
         problem = board_problem(load_board(model), players)
@@ -169,7 +168,7 @@ def bounds(board: str | Board, players: int = 2, moves: int | None = None,
     check_players(players)
     opened = load_board(board)
     if opened.meet != "none":
-        from ladders.solver.chains.problem import board_problem
+        from ladders.solver.chain_problem import board_problem
         if digits is None:
             raise ValueError(f"{opened.name}: its pieces meet (meet = {opened.meet!r}), one joint "
                              "chain walked a step at a time: give digits, not moves")
@@ -187,7 +186,8 @@ def stats(board: str | Board) -> OnePlayerStats:
     """One player's exact answers: ``expected_length`` (L), ``variance``,
     ``expected_remaining`` (E(s)) and ``min_throws`` (D(s)) for every square. The
     first three are exact fractions (gmpy2 ``mpq``): ``float(...)`` for a float."""
-    from ladders.solver.games.chain import build_chain, one_player_stats
+    from ladders.solver.answers import one_player_stats
+    from ladders.solver.games.chain import build_chain
     return one_player_stats(build_chain(load_board(board)))
 
 

@@ -45,7 +45,7 @@ def series_plan(store: RunStore) -> SeriesPlan:
     key = (store.worker_url, store.run["token"])
     if key not in _PLANS:
         problem = Problem.from_json(store.run["problem"])
-        plan = plan_series(problem.chain, problem.players, store.run.get("split"))
+        plan = plan_series(problem.pieces, problem.players, store.run.get("split"))
         if plan.digest != store.run["system_digest"]:
             raise StoreError(f"{store.url}: the stored problem no longer gives the series it "
                              "was solving (different ladders version?)")

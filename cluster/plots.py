@@ -30,9 +30,9 @@ import numpy as np
 from ladders.checkpoints.files import write_atomically
 from ladders.solver.games.board import Board, load_board
 from ladders.solver.checks.bounds import bounds_sequence, bounds_to_digits
-from ladders.solver.games.chain import (AbsorbingChain, build_chain, iter_throws, length_distribution,
-                          one_player_stats)
-from ladders.solver.games.coins import CoinGame, solve_coins
+from ladders.solver.answers import one_player_stats, solve_coins
+from ladders.solver.games.chain import AbsorbingChain, build_chain, iter_throws, length_distribution
+from ladders.solver.games.coins import CoinGame
 from ladders.solver.exact import fraction_to_decimal, mpq
 from ladders.solver.checks.simulate import diagonal_estimate, estimate_errors, simulate_lengths
 

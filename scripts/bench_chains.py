@@ -74,7 +74,7 @@ print(json.dumps({"values": out, "states": built.nr_states, "seconds": t2 - t0, 
 MEMORY = r"""
 import json, sys, time
 from ladders.solver.chains.formats import load_chain
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.cluster.runs import solve
 model, props, constants = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()

@@ -57,8 +57,7 @@ CLOSED = r"""
 import json, sys, time
 import numpy as np
 from ladders.solver.chains.formats import load_chain
-from ladders.solver.chains.lumping import lumped_problem
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem, lumped_problem
 from ladders.solver.engines.components import solve_topological
 from ladders.solver.exact import mpq
 n = int(sys.argv[3])

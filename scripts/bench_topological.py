@@ -24,7 +24,7 @@ from pathlib import Path
 from bench_chains import QVBS, instances
 
 from ladders.solver.chains.formats import load_chain
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.solver.engines.components import Structure, solve_topological
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem

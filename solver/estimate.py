@@ -529,3 +529,47 @@ def race_figures(chain: AbsorbingChain, players: int) -> dict[str, Any]:
             "nonzeros_exact": m.measured or size.nonzeros_exact, "digits_estimate": size.digits,
             "lu_nonzeros": m.lu_nonzeros, "lu_measured": m.measured,
             "factor_seconds": round(m.factor_seconds, 3)}
+
+
+# ---------------------------------------------------------------- chains
+#: The chain engines' cost model (``ladders plan CHAIN``): the seconds of the engine's
+#: solve in this process, ``CHAIN_FIXED_SECONDS`` plus rates times the work it counts.
+#: Fitted by timing each engine's in-process call (structure and ``solve_topological``;
+#: ``make_plan`` and ``eliminate_target``; ``solve_dixon``), one fresh process a chain,
+#: on the 2-core machine while other work ran: random chains of 1,000 to 200,000
+#: states stepping to 3 of their next 5 states (no cycle, or a step back every 4 or 8
+#: states), and the bump chains of tiny10 for 2 to 4 pieces. The answer's digits,
+#: unknown before the solve, move every engine's time, so this is a rough fit: within
+#: a factor of 3 (components) and 5 (elimination, modular) on those chains.
+CHAIN_FIXED_SECONDS = 0.02
+#: Components engine: a nonzero of ``A`` (1e-5 s; 0.2 s at 3,944 nonzeros, 15 s at
+#: 791,445 for the chain without cycles, whose answers are long) and a product of its
+#: dense solves (``Structure.dense_work``: tiny10 bump 2, 885,329 products, 0.18 s).
+COMPONENTS_SECONDS_PER_NONZERO = 1.2e-5
+COMPONENTS_SECONDS_PER_PRODUCT = 2.0e-7
+#: Elimination engine (where the chain is sparse): a row-entry update of the symbolic
+#: elimination times the unknowns, which stand for the growth of the fractions' digits
+#: (29,688 updates of 9,899 unknowns: 1.6 s; 1,420,960 of 904: 2.4 s).
+ELIMINATION_SECONDS_PER_UPDATE_UNKNOWN = 5e-9
+#: Modular engine (chosen where the chain is neither topological nor sparse: the fill
+#: of its LU is large): the square of the unknowns (904: 0.16 s, 6,413: 21 s).
+MODULAR_SECONDS_PER_UNKNOWN_SQUARED = 4e-7
+
+
+def chain_seconds(problem: Any, engine: str) -> float | None:
+    """The seconds of ``engine``'s solve of a chain question
+    (:class:`~ladders.solver.chain_problem.ChainProblem`) in this process, from the
+    cost model above; None where it has none (the elimination on a chain that is not
+    sparse, or another engine)."""
+    size = problem.size
+    if engine == "components":
+        work = (COMPONENTS_SECONDS_PER_NONZERO * size.nonzeros
+                + COMPONENTS_SECONDS_PER_PRODUCT * problem.structure.dense_work)
+    elif engine == "elimination" and problem.symbolic is not None:
+        updates = sum(problem.symbolic[1][1])
+        work = ELIMINATION_SECONDS_PER_UPDATE_UNKNOWN * updates * size.unknowns
+    elif engine == "modular":
+        work = MODULAR_SECONDS_PER_UNKNOWN_SQUARED * size.unknowns ** 2
+    else:
+        return None
+    return CHAIN_FIXED_SECONDS + work

@@ -1,7 +1,7 @@
 """Problem: what a race solve is asked, built once into the system every engine consumes.
 
 A race of pieces that never meet (this module); any other chain question is a
-:class:`~ladders.solver.chains.problem.ChainProblem` with the same methods (``name``,
+:class:`~ladders.solver.chain_problem.ChainProblem` with the same methods (``name``,
 ``system``, ``seats_from_values``, ``named``, the bounds, ``to_json``), and
 :func:`problem_from_json` rebuilds either from a run store's run.json.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ladders.solver.checks.bounds import Bounds, bounds_within, check_players
 from ladders.solver.estimate import RaceSize, race_size
@@ -27,7 +27,9 @@ from ladders.solver.games.race import race_system, race_unknowns, seats_from_val
 from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
-    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chain_problem import ChainProblem
+    from ladders.solver.engines.components import Structure
+    from ladders.solver.engines.elimination_plan import Analysis
 
 
 @dataclass
@@ -39,13 +41,32 @@ class Problem:
     players: int
     chain: AbsorbingChain
 
-    #: the pieces never meet: the series engine and the race bounds apply
-    independent = True
+    #: What the engines' drivers ask of every problem, declared here as values where a
+    #: :class:`~ladders.solver.chain_problem.ChainProblem` finds them from its chain
+    #: (issue 53: no driver probes a problem for what it may lack): a race wants its
+    #: seats only, never every unknown (``every``); its system is one large strongly
+    #: connected component or few, no component solve (``topological``, ``structure``);
+    #: and its fill is too large for the in-process elimination's cheap path
+    #: (``sparse``, ``symbolic``: hasbro, 2 players, 260 million row updates); it is
+    #: never lumped (``lumping``: its seats are not a question of one chain's labels).
+    every: ClassVar[bool] = False
+    topological: ClassVar[bool] = False
+    structure: ClassVar[Structure | None] = None
+    sparse: ClassVar[bool] = False
+    symbolic: ClassVar[tuple[list[int], Analysis] | None] = None
+    lumping: ClassVar[None] = None
 
     @classmethod
     def build(cls, board: Board, players: int) -> Problem:
         check_players(players)
         return cls(board, players, build_chain(board))
+
+    @property
+    def pieces(self) -> AbsorbingChain:
+        """The one piece's chain that each piece of the race walks on its own (they never
+        meet): what the series engine, the race bounds and the race's cost models take,
+        offered as a value (a chain question offers None)."""
+        return self.chain
 
     @cached_property
     def size(self) -> RaceSize:
@@ -73,6 +94,10 @@ class Problem:
     @property
     def name(self) -> str:
         return self.board.name
+
+    def describe(self) -> str:
+        """The race in one phrase, for messages (a chain question's names its question)."""
+        return f"{self.board.name} with {self.players} players"
 
     def seats_from_values(self, values: list[mpq]) -> list[mpq]:
         """Every seat from the target values an engine returned for :attr:`system`."""
@@ -110,6 +135,6 @@ def problem_from_json(data: dict[str, Any]) -> Problem | ChainProblem:
     """The problem a run store's run.json names: a race (board and players) or a chain
     question (``"kind": "chain"``)."""
     if data.get("kind") == "chain":
-        from ladders.solver.chains.problem import chain_problem_from_json
+        from ladders.solver.chain_problem import chain_problem_from_json
         return chain_problem_from_json(data)
     return Problem.from_json(data)

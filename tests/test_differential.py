@@ -32,7 +32,7 @@ from chain_oracle import (INFINITY, RandomChain, end_name, expectation, from_sta
 from ladders.cluster.runs import known_solution
 from ladders.cluster.runs import solve as run_solve
 from ladders.solver.chains.model import chain_from_rows
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.solver.chains.questions import Question
 from ladders.solver.exact import mpq
 

@@ -232,7 +232,7 @@ def test_verify_help_names_the_engine_each_run_is_compared_with() -> None:
     from ladders.cluster.cli import cli
     from ladders.cluster.engines import engines
     from ladders.solver.chains.formats import load_chain
-    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chain_problem import ChainProblem
     from ladders.solver.chains.questions import Question
     from ladders.solver.games.board import load_board
     from ladders.solver.problem import Problem

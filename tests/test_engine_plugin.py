@@ -49,8 +49,8 @@ class ToyEngine(Engine):
     def preference(self, problem):
         return None  # only when asked for by name
 
-    def plan(self, chain, players, workers):
-        return PlanRow(f"a toy row for {players} players", {"toy": True}, 1.0)
+    def plan(self, problem, workers, per_machine=None):
+        return PlanRow(f"a toy row for {problem.players} players", {"toy": True}, 1.0)
 
     def open_work(self, store, problem, request, progress, should_stop):
         return Solve(problem, request.options.get("toy_flavour", "sweet"))

@@ -108,3 +108,64 @@ def test_imports_point_down() -> None:
     for name, edges in import_graph().items():
         for target in edges:
             assert rank[target.split(".")[1]] <= rank[name.split(".")[1]], (name, target)
+
+
+#: The ranks inside ``solver/``, bottom to top (docs/architecture.md draws them): a
+#: module imports modules of its own rank or below, never above, lazily or not. The
+#: longest prefix names a module's rank. ``engines.series.jit`` is the one door to numba
+#: (every compiled kernel, the chains' graph searches too, goes through it) and imports
+#: no project module: it sits at the bottom with the numbers.
+SOLVER_RANKS: tuple[tuple[str, ...], ...] = (
+    # numbers, systems, and what any module may use
+    ("solver", "solver.exact", "solver.exact_flint", "solver.system", "solver.forked",
+     "solver.extras", "solver.engines.series.jit"),
+    ("solver.chains",),  # the model: Chain, its questions, its file formats
+    ("solver.games",),  # sources of chains: boards, one player's chain, races, bump, coins
+    ("solver.engines",),  # the exact kernels: they take systems
+    ("solver.checks",),  # what trusts no engine: bounds, Monte Carlo, residues
+    # problems: a source, a question and its system, its engines and its checks
+    ("solver.problem", "solver.chain_problem", "solver.answers", "solver.estimate",
+     "solver.calibrate", "solver.result"),
+)
+
+
+def solver_rank(name: str) -> int:
+    """The rank of a module of ``solver`` (``ladders.`` left off), by its longest prefix
+    in :data:`SOLVER_RANKS`; a module no prefix names fails the test."""
+    best = max(((len(prefix), rank) for rank, prefixes in enumerate(SOLVER_RANKS)
+                for prefix in prefixes if name == prefix or name.startswith(prefix + ".")),
+               default=None)
+    assert best is not None, f"{name} has no rank in SOLVER_RANKS: give it one"
+    return best[1]
+
+
+def arrows_back_up(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import inside ``solver`` of a module of a higher rank."""
+    return sorted((name, target) for name, edges in graph.items() if name.startswith("ladders.solver")
+                  for target in edges if target.startswith("ladders.solver")
+                  and solver_rank(target[8:]) > solver_rank(name[8:]))
+
+
+def test_every_solver_module_has_a_rank() -> None:
+    assert sorted({solver_rank(name[8:]) for name in modules("solver")}) == list(range(len(SOLVER_RANKS)))
+
+
+def test_solver_imports_point_down_its_ranks() -> None:
+    assert arrows_back_up(import_graph()) == []
+
+
+def test_an_import_of_a_higher_rank_fails_the_ranks() -> None:
+    """The yardstick itself: the arrows that ran back up before issue 53 (the model
+    importing the games and the engines, the games importing the engines) are found."""
+    graph = {"ladders.solver.games.bump": {"ladders.solver.chains.model"},
+             "ladders.solver.chains.problem": {"ladders.solver.games.board",
+                                                "ladders.solver.checks.verify",
+                                                "ladders.solver.engines.components"},
+             "ladders.solver.games.race": {"ladders.solver.engines.elimination"},
+             "ladders.solver.checks.verify": {"ladders.solver.problem"}}
+    assert arrows_back_up(graph) == [
+        ("ladders.solver.chains.problem", "ladders.solver.checks.verify"),
+        ("ladders.solver.chains.problem", "ladders.solver.engines.components"),
+        ("ladders.solver.chains.problem", "ladders.solver.games.board"),
+        ("ladders.solver.checks.verify", "ladders.solver.problem"),
+        ("ladders.solver.games.race", "ladders.solver.engines.elimination")]

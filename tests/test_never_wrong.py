@@ -18,7 +18,7 @@ import pytest
 
 from ladders.solver.chains.formats import load_chain
 from ladders.solver.chains.model import ChainError, chain_from_rows
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.solver.chains.questions import INFINITY, Question
 from ladders.solver.checks.chain_bounds import check_chain_answers, ends_invariant
 from ladders.solver.checks.reference import reference_system

@@ -239,7 +239,7 @@ def test_every_board_command_takes_meet(tmp_path: Path) -> None:
     from ladders.solver.games import MEETS
     for name in ("solve", "simulate", "plan", "show", "bounds", "plot"):
         option = next(p for p in group.commands[name].params if p.name == "meet")
-        assert tuple(option.type.choices) == MEETS, name
+        assert tuple(option.type.choices) == tuple(MEETS), name
     shown = json.loads(cli("show", "tiny10", "--meet", "bump", "--json").stdout)
     assert shown["meet"] == "bump"
     plan = json.loads(cli("plan", "tiny10", "-k", "3", "--meet", "bump", "--json").stdout)

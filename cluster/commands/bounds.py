@@ -95,7 +95,7 @@ def meeting_bounds(board: Any, players: int, moves: int | None, digits: int | No
     """Bounds on each seat's win of a board whose pieces meet: the Markov bounds of
     its joint chain (:mod:`ladders.solver.checks.chain_bounds`), walked step by step
     until they agree to ``digits`` decimals."""
-    from ladders.solver.chains.problem import board_problem
+    from ladders.solver.chain_problem import board_problem
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
     if digits is None:

@@ -29,7 +29,8 @@ def coins(coins_a: int, coins_b: int, pot: int, cycles: int, as_json: bool) -> N
 
     Example: ladders coins --a 4 --b 4 --pot 2
     """
-    from ladders.solver.games.coins import CoinGame, solve_coins
+    from ladders.solver.answers import solve_coins
+    from ladders.solver.games.coins import CoinGame
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
     game = CoinGame(coins_a, coins_b, pot)

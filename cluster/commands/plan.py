@@ -6,14 +6,23 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option, meet_option,
-                                      open_board, players_option)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, epilog_chains,
+                                      formats_taking, json_option, meet_option, open_board,
+                                      players_option)
 
 
 @click.command()
 @board_options
 @meet_option
 @players_option()
+@click.option("--target", metavar="LABEL", default=None,
+              help="Chain files: plan the probability of reaching LABEL.")
+@click.option("--properties", metavar="FILE", default=None,
+              help=f"Chain files ({formats_taking('properties')}): "
+              "plan each property of a properties file.")
+@click.option("--constants", metavar="N=16,MAX=2", default=None,
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the open constants.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Workers to size the engines that run on a cluster for (per-worker figures "
               "are per core).")
@@ -25,8 +34,14 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
               "memory refuses is planned anyway, and the verdict says what it needs.")
 @json_option
 def plan(board: str, rule: str | None, die: int | None, meet: str | None, players: int,
+         target: str | None, properties: str | None, constants: str | None,
          workers: int, per_machine: int | None, force: bool, as_json: bool) -> None:
-    """Dry run: how big an exact race is and what each engine would cost, before solving.
+    """Dry run: how big an exact race or chain is and what each engine would cost, before solving.
+
+    A chain file, or a board whose pieces meet (one joint chain): its states and
+    transitions, and for each question the unknowns left after the graph search, the
+    strongly connected components, the engine 'ladders solve' picks and its time from
+    the chain engines' cost model (ladders/solver/estimate.py, chain_seconds).
 
     Unknowns are exact; nonzeros are counted (small systems) or estimated from sampled
     rows; the digits of the answer come from one measured fit for every engine (see
@@ -49,20 +64,20 @@ def plan(board: str, rule: str | None, die: int | None, meet: str | None, player
       ladders plan hasbro --players 5 --workers 256 --per-machine 16
       ladders plan hasbro --players 6 --workers 256 --force
       ladders plan hasbro --players 3 --meet bump       # pieces that meet: one joint chain
+      ladders plan docs/examples/ruin.toml              # a chain file
     """
     from ladders.cluster.engines import busy_note, engines, human_seconds, verdict
     from ladders.solver.estimate import race_figures
     from ladders.solver.games.chain import build_chain
     from ladders.solver.problem import Problem
-    opened = open_board(board, rule, die, meet)
-    if opened.meet != "none":
-        return meeting_plan(opened, players, as_json)
-    chain = build_chain(opened)
+    from ladders.cluster.commands.solve import chain_problems
+    problems = chain_problems(board, rule, die, players, meet, target, properties, constants)
+    if problems is not None:
+        return chain_plan(problems, as_json)
+    chain = build_chain(open_board(board, rule, die))
     problem = Problem(chain.board, players, chain)
     data = race_figures(chain, players)
-    rows = {name: (engine.plan(chain, players, workers, per_machine) if engine.machine_model
-                   else engine.plan(chain, players, workers))
-            for name, engine in engines().items()}
+    rows = {name: engine.plan(problem, workers, per_machine) for name, engine in engines().items()}
     order = order_names(sorted((pref, name) for name, e in engines().items()
                                if (pref := e.preference(problem)) is not None))
     data["verdict"] = verdict(rows, order, workers, force, per_machine)
@@ -98,7 +113,7 @@ def plan(board: str, rule: str | None, die: int | None, meet: str | None, player
     emit(data, as_json, "\n".join(lines))
 
 
-plan.epilog = EPILOG_BOARD
+plan.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def order_names(order: list[tuple[float, str]]) -> list[str]:
@@ -122,39 +137,70 @@ def cross_figures(problem: Any, chosen: str | None) -> dict[str, Any] | None:
     return {"engine": checker.name, "seconds": None if seconds is None else round(seconds, 1)}
 
 
-def meeting_plan(board: Any, players: int, as_json: bool) -> None:
-    """The size of a board whose pieces meet, as one joint chain (its states,
-    transitions and unknowns, whether the fraction-free elimination in one process is
-    cheap, the engine 'ladders solve' picks): the race engines' cost models are for
-    pieces that never meet and do not apply."""
-    from ladders.cluster.engines import choose_engine
-    from ladders.solver.chains.lumping import lumped_problem
-    from ladders.solver.chains.problem import board_problem
-    whole = board_problem(board, players)
-    problem = lumped_problem(whole, "auto")  # as 'ladders solve' would
-    chain, size = whole.chain, problem.size
-    engine = choose_engine(problem)
-    sparse = problem.sparse
-    found = problem.structure
-    data = {"board": board.name, "players": players, "meet": board.meet, "states": chain.size,
-            "transitions": chain.nnz, "unknowns": size.unknowns, "nonzeros": size.nonzeros,
-            "answers": size.columns, "sparse": sparse, "engine": engine.name,
-            "components": found.components.count, "largest_component": found.largest,
-            "topological": problem.topological,
-            "lumped": None if problem.lumping is None else problem.lumping.to_json()}
-    lines = [f"{board.name}, {players} players, {board.meet} rule: one joint chain",
-             f"  states       {chain.size:,} ({chain.nnz:,} transitions)",
-             "  lumping      " + (problem.lumping.describe() if problem.lumping is not None
-                                  else "not used (no quotient of at most half the states, or the solve too cheap to try)"),
-             f"  unknowns     {size.unknowns:,}, at most {size.nonzeros:,} nonzeros, "
-             f"{size.columns} answers",
-             f"  components   {found.describe()}: " + (
-                 "the component solve applies" if problem.topological else
-                 f"too large for the component solve ({found.dense_work:,} products a prime "
-                 "in its dense solves)"),
-             "  elimination  " + ("cheap in one process (its symbolic fill is within budget)"
-                                  if sparse else "past the budget of one process's "
-                                  "fraction-free elimination"),
-             f"  verdict      the {engine.name} engine (no time model for joint chains: the race "
-             "engines' models are for pieces that never meet)"]
+def chain_plan(problems: list[Any], as_json: bool) -> None:
+    """The size of a chain (a chain file, or a board whose pieces meet: one joint chain)
+    and, for each question, its unknowns after the graph search, nonzeros, answers, the
+    strongly connected components, whether the fraction-free elimination in one process
+    is cheap, each engine's row (:meth:`~ladders.cluster.engines.Engine.plan`, the same
+    call as for a race: the chain engines' cost model,
+    :func:`ladders.solver.estimate.chain_seconds`, or why an engine declines) and the
+    engine 'ladders solve' picks, with its time, on the quotient where 'ladders solve'
+    lumps (each question says whether it does, from how many states to how many).
+    With one question its figures are also the document's own keys (as before chain
+    files could be planned)."""
+    from ladders.cluster.engines import choose_engine, engines
+    first = problems[0]
+    chain = first.original
+    source = first.source if isinstance(first.source, dict) else {}
+    board = source.get("board")
+    data: dict[str, Any] = (
+        {"board": board["name"], "players": source["players"], "meet": board["meet"]}
+        if board is not None else {"chain": chain.name})
+    data.update(states=chain.size, transitions=chain.nnz)
+    head = (f"{board['name']}, {source['players']} players, {board['meet']} rule: one joint chain"
+            if board is not None else f"{chain.name}: a chain")
+    lines = [head, f"  states       {chain.size:,} ({chain.nnz:,} transitions)"]
+    questions = []
+    for problem in problems:
+        if not problem.solvable:
+            questions.append({"question": problem.question.describe(), "unknowns": 0,
+                              "engine": None, "seconds_estimate": 0.0})
+            lines.append(f"{problem.question.describe()}: every answer is known from the graph "
+                         "search alone (no system to solve)")
+            continue
+        size, found = problem.size, problem.structure
+        engine = choose_engine(problem)
+        rows = {name: e.plan(problem, 1) for name, e in engines().items()}
+        seconds = rows[engine.name].seconds
+        figures = {"question": problem.question.describe(), "unknowns": size.unknowns,
+                   "nonzeros": size.nonzeros, "answers": size.columns, "sparse": problem.sparse,
+                   "engine": engine.name, "components": found.components.count,
+                   "largest_component": found.largest, "topological": problem.topological,
+                   "seconds_estimate": None if seconds is None else round(seconds, 3),
+                   "engines": {name: row.text for name, row in rows.items()},
+                   "lumped": None if problem.lumping is None else problem.lumping.to_json()}
+        questions.append(figures)
+        if len(problems) > 1:
+            lines.append(f"{problem.question.describe()}:")
+        width = max(12, *(len(name) + 1 for name in rows))
+        lines += [f"  {'lumping':<{width}} " + (
+                      problem.lumping.describe() if problem.lumping is not None else
+                      "not used (no quotient of at most half the states, or the solve too "
+                      "cheap to try)"),
+                  f"  {'unknowns':<{width}} {size.unknowns:,} after the graph search, at most "
+                  f"{size.nonzeros:,} nonzeros, {size.columns} answers",
+                  f"  {'components':<{width}} {found.describe()}: " + (
+                      "the component solve applies" if problem.topological else
+                      f"too large for the component solve ({found.dense_work:,} products a "
+                      "prime in its dense solves)"),
+                  f"  {'fill':<{width}} " + (
+                      "cheap in one process (its symbolic fill is within budget)"
+                      if problem.sparse else "past the budget of one process's "
+                      "fraction-free elimination")]
+        lines += [f"  {name:<{width}} {row.text}" for name, row in rows.items()]
+        lines.append(f"  {'verdict':<{width}} the {engine.name} engine" + (
+            f": {rows[engine.name].text}" if seconds is not None else ""))
+    if len(questions) == 1:
+        data.update({k: v for k, v in questions[0].items() if k != "question"})
+    data["questions"] = questions
     emit(data, as_json, "\n".join(lines))

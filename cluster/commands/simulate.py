@@ -7,13 +7,15 @@ from typing import Any
 
 import click
 
-from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_option,
-                                       meet_option, open_board, players_option, task_bar)
+from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, epilog_chains,
+                                       formats_taking, json_option, meet_option, open_board,
+                                       task_bar)
 
 
 @click.command()
 @board_options
-@players_option(default=1)
+@click.option("--players", "-k", type=click.IntRange(1, 6), default=None,
+              help="Number of players (seats) [default: 1; 2 on a board whose pieces meet].")
 @click.option("--games", "-n", type=click.IntRange(min=2), required=True,
               help="Number of simulated games (races when --players > 1); games x players at "
               "most 1,000,000,000 (about half an hour, in chunks of bounded memory).")
@@ -24,11 +26,13 @@ from ladders.cluster.commands import (EPILOG_BOARD, board_options, emit, json_op
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of reaching LABEL.")
 @click.option("--properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: a properties file.")
+              help=f"Chain files ({formats_taking('properties')}): "
+              "a properties file.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
-              help="PRISM and JANI models: values of the open constants.")
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the open constants.")
 @json_option
-def simulate(board: str, rule: str | None, die: int | None, players: int, games: int, seed: int,
+def simulate(board: str, rule: str | None, die: int | None, players: int | None, games: int, seed: int,
              convergence: bool, meet: str | None, target: str | None, properties: str | None,
              constants: str | None, as_json: bool) -> None:
     """Monte Carlo estimates with standard errors and 95% intervals (seeded, reproducible).
@@ -48,14 +52,16 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
     from ladders.cluster.commands.solve import chain_problems
     from ladders.solver.games.chain import build_chain
     from ladders.solver.checks.simulate import check_games, decade_sizes, error_row, simulate_tally
-    # a chain file, or pieces that meet: one joint chain (--players counts the pieces),
-    # walked whole (not lumped: the games are a check that trusts no solver's work)
-    problems = chain_problems(board, rule, die, max(players, 2) if meet == "bump" else players,
+    # a chain file, or pieces that meet: one joint chain of as many pieces as --players
+    # says (a race of two by default: one piece meets no other), walked whole (not
+    # lumped: the games are a check that trusts no solver's work)
+    problems = chain_problems(board, rule, die, players or 2,
                               meet, target, properties, constants, lump="off")
     if problems is not None:
         if convergence:
             raise click.UsageError("--convergence is for races of pieces that never meet")
         return simulate_chains(problems, games, seed, as_json)
+    players = players or 1
     chain = build_chain(open_board(board, rule, die))
     check_games(games, players)
     t0 = time.perf_counter()
@@ -89,7 +95,7 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
     if convergence:
         from ladders.solver.checks.bounds import bounds_to_digits
         from ladders.solver.exact import fraction_to_decimal
-        from ladders.solver.games.chain import one_player_stats
+        from ladders.solver.answers import one_player_stats
         # the exact value: L, or seat 1 from bounds that agree to 20 digits (every digit shown)
         exact = (one_player_stats(chain).expected_length if players == 1
                  else bounds_to_digits(chain, players, 20).lower[0])
@@ -105,7 +111,7 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
     emit(data, as_json, "\n".join(lines))
 
 
-simulate.epilog = EPILOG_BOARD
+simulate.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def simulate_chains(problems: list[Any], games: int, seed: int, as_json: bool) -> None:

@@ -22,8 +22,9 @@ import click
 
 from ladders.checkpoints.outputs import check_output
 from ladders.cluster.commands import (EPILOG_BOARD, board_options, cluster_options, emit,
-                                      interruptible, json_option, make_spec, meet_option,
-                                      open_board, players_option, short, task_bar)
+                                      epilog_chains, formats_taking, interruptible, json_option,
+                                      make_spec, meet_option, open_board, players_option, short,
+                                      task_bar)
 from ladders.cluster.engines import engines, takes
 
 if TYPE_CHECKING:
@@ -85,13 +86,16 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Chain files: the probability of ever reaching the states labelled LABEL "
               "(instead of where the chain ends and the expected steps).")
 @click.option("--properties", "properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: a properties file (P=? [F phi], R=? [F phi], "
+              help=f"Chain files ({formats_taking('properties')}): "
+              "a properties file (P=? [F phi], R=? [F phi], "
               "filter(...) forms); a .jani file's own properties are used without it.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
-              help="PRISM and JANI models: values of the model's open constants.")
+              help=f"Chain files ({formats_taking('constants')}): "
+              "values of the model's open constants.")
 @click.option("--builder", type=click.Choice(["ladders", "storm"]), default=None,
-              help="PRISM models: who builds the chain, ladders itself or Storm (stormpy) "
-              "[default: ladders; JANI: storm].")
+              help=f"Chain files ({formats_taking('builder')}): "
+              "who builds the chain, ladders itself or "
+              "Storm (stormpy) [default: ladders; JANI: storm].")
 @click.option("--lump", type=click.Choice(["auto", "on", "off"]), default="auto",
               show_default=True,
               help="Chain questions: solve the quotient by the coarsest lumping (bisimulation) "
@@ -119,8 +123,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     batches of primes. Runs with --checkpoint DIR survive a crash or Ctrl-C (at most
     the tasks in flight are lost); 'ladders resume DIR' continues.
 
-    A chain file (any absorbing Markov chain: the chain TOML, PRISM's explicit .tra
-    with its .lab, Storm's .drn, a PRISM or JANI model through stormpy) is answered
+    A chain file (any absorbing Markov chain, in any format listed below) is answered
     from its start: by default the probability of ending in each absorbing state and
     the expected number of steps ("Infinity" where it may never end); --target LABEL
     asks for the probability of reaching LABEL; --properties FILE evaluates a PRISM
@@ -208,8 +211,7 @@ def unkept(driver: Engine, problem: Any, request: SolveRequest,
             "give --checkpoint DIR to make it resumable ('ladders resume DIR')")
 
 
-solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transitions] table, "
-                ".tra (with its .lab), .drn, .prism, .pm or .jani (pip install stormpy).")
+solve.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
@@ -218,10 +220,9 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    lump: str = "auto") -> list[Any] | None:
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
     None for a race of pieces that never meet; each on the quotient of its chain where
-    ``lump`` says so (:func:`~ladders.solver.chains.lumping.lumped_problem`)."""
+    ``lump`` says so (:func:`~ladders.solver.chain_problem.lumped_problem`)."""
     from ladders.solver.chains.formats import format_of, load_chain
-    from ladders.solver.chains.lumping import lumped_problem
-    from ladders.solver.chains.problem import ChainProblem
+    from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
         if target or properties or constants or builder:
@@ -229,7 +230,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                                     ("--constants", constants), ("--builder", builder)) if v]
             raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for "
                                    f"chain files; {board} is a board")
-        from ladders.solver.chains.problem import board_problem
+        from ladders.solver.chain_problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
         return None if problem is None else [lumped_problem(problem, lump)]
@@ -373,7 +374,7 @@ def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: 
     from ladders.checkpoints.outputs import write_solution, write_table
     from ladders.cluster.errors import EXIT_FAILED
     warn_unrecorded(solution)
-    if not solution.problem.independent and not solution.interrupted:  # a chain question
+    if solution.problem.pieces is None and not solution.interrupted:  # a chain question
         if output_path and solution.passed:
             from ladders.checkpoints.outputs import write_chain_answers
             write_chain_answers(output_path, [solution])

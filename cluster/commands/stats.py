@@ -24,8 +24,9 @@ def stats(board: str, rule: str | None, die: int | None, throws: int, as_json: b
 
     Example: ladders stats hasbro --throws 20
     """
+    from ladders.solver.answers import one_player_stats
     from ladders.solver.games.chain import (build_chain, check_throws, length_decimals,
-                                             length_distribution, one_player_stats)
+                                             length_distribution)
     from ladders.solver.exact import fraction_to_decimal as dec
     from ladders.solver.exact import fraction_to_str as exact
     from ladders.solver.exact import sqrt_to_decimal

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.loops import Work
     from ladders.solver.exact import FractionTable, mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 #: The entry point group of engines from other packages.
@@ -187,6 +186,22 @@ class PlanRow:
         return (self.seconds - self.serial_seconds) * workers / size + self.serial_seconds
 
 
+def chain_row(engine: Engine, problem: Problem) -> PlanRow:
+    """An engine's row of ``ladders plan`` for a chain question: why it declines it, or
+    its time in this process from the chain engines' cost model
+    (:func:`ladders.solver.estimate.chain_seconds`), or that it has none."""
+    from ladders.solver.estimate import chain_seconds
+    why = engine.declines(problem)
+    if why is not None:
+        return PlanRow(f"declines: {why}", {}, None)
+    seconds = chain_seconds(problem, engine.name)
+    if seconds is None:
+        return PlanRow("not estimated: no cost model for it on chains", {}, None,
+                       undecided="no cost model for chains")
+    return PlanRow(f"about {human_seconds(seconds)} in this process (the chain engines' cost "
+                   "model: a rough fit)", {"seconds": round(seconds, 3)}, seconds)
+
+
 class Engine(abc.ABC):
     """An exact engine's driver: what it is, what it takes, and what it needs of a run.
     Subclasses set the class attributes and the abstract methods."""
@@ -208,9 +223,6 @@ class Engine(abc.ABC):
     #: its manifests' payload as ``"module:Class"`` (a :class:`ManifestState` of its
     #: ``checkpoints/`` module, imported when a store is opened); None: it keeps no store
     store_format: ClassVar[str | None] = None
-    #: whether its plan counts the workers that share a machine (:meth:`plan` takes
-    #: ``per_machine``): their busy cores slow each task
-    machine_model: ClassVar[bool] = False
 
     @property
     def state_type(self) -> type[ManifestState] | None:
@@ -266,10 +278,11 @@ class Engine(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        """Its row of ``ladders plan`` (from :mod:`ladders.solver.estimate`) on
-        ``workers`` workers. An engine whose model counts the workers that share a
-        machine (:attr:`machine_model`) takes ``per_machine`` too (None: its default)."""
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        """Its row of ``ladders plan`` for any problem (from :mod:`ladders.solver.estimate`)
+        on ``workers`` workers, ``per_machine`` of them sharing a machine (None: the
+        model's default; a model that does not count them ignores it). A chain question
+        (no :attr:`~ladders.solver.problem.Problem.pieces`) gets :func:`chain_row`."""
 
     # ------------------------------------------------------------------ a run
     def pick_executor(self, problem: Problem, request: SolveRequest) -> str:
@@ -318,7 +331,7 @@ class Engine(abc.ABC):
         """The engine ``ladders verify`` compares with for ``problem``: :attr:`cross` for
         a race, :attr:`chain_cross` (else :attr:`cross`) for any other chain question;
         None where that engine declines the problem (a chain, for the series engine)."""
-        other = self.cross if problem.independent else self.chain_cross or self.cross
+        other = self.cross if problem.pieces is not None else self.chain_cross or self.cross
         if other is None or get_engine(other).declines(problem) is not None:
             return None
         return other
@@ -464,8 +477,7 @@ def check_request(engine: Engine, problem: Problem, request: SolveRequest) -> No
               and e.preference(problem) is not None and e.out_of_reach(problem) is None]
     way = (f"the {' or '.join(others)} engine can ({request.spell('engine', others[0])})"
            if others else "no other engine can")
-    what = problem.name if problem.players is None else f"{problem.name} with {problem.players} players"
-    raise ValueError(f"{what} is out of reach of "
+    raise ValueError(f"{problem.describe()} is out of reach of "
                      f"the {engine.name} engine: {why} ('ladders plan' shows the figures); "
                      f"{way}, or add {request.spell('force', True)} to start it anyway")
 

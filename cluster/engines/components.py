@@ -9,7 +9,7 @@ unknowns: 0.17 s), far less than a store's start; with ``--checkpoint`` a chain 
 goes to an engine that keeps one (:func:`~ladders.cluster.engines.choose_engine`).
 
 It is the default for a chain question whose components are small
-(:attr:`~ladders.solver.chains.problem.ChainProblem.topological`); a race of pieces
+(:attr:`~ladders.solver.chain_problem.ChainProblem.topological`); a race of pieces
 that never meet is the series engine's, and a chain whose components are large (pieces
 that meet, herman's rings) a factorization's (modular, elimination).
 """
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 
@@ -35,7 +34,7 @@ def wanted_unknowns(problem: Problem) -> list[int]:
     question over several start states (``every``) each start state that is unknown."""
     system = problem.system
     wanted = [system.target]
-    if getattr(problem, "every", False):
+    if problem.every:
         pos = {state: k for k, (state,) in enumerate(system.labels)}
         wanted += sorted({pos[i] for i, _ in problem.chain.start if i in pos} - {system.target})
     return wanted
@@ -52,7 +51,7 @@ class Topological(OneStep):
     def compute(self) -> bool:
         from ladders.solver.engines.components import solve_topological, structure
         problem = self.problem
-        found = getattr(problem, "structure", None) or structure(problem.system)
+        found = problem.structure or structure(problem.system)
         self.result = solve_topological(problem.system, found, self.wanted, self.seed)
         return True
 
@@ -68,15 +67,15 @@ class ComponentsEngine(Engine):
         """First for a chain question whose components are small (a model checker's
         chain); not chosen for a race of pieces that never meet (the series engine's)
         nor where the dense solves of its components would be large."""
-        return 0.4 if getattr(problem, "topological", False) else None
+        return 0.4 if problem.topological else None
 
     def describe(self, problem: Problem) -> str:
-        found = getattr(problem, "structure", None)
+        found = problem.structure
         return super().describe(problem) + (f", {found.describe()}" if found is not None else "")
 
     def why(self, problem: Problem) -> str | None:
-        found = getattr(problem, "structure", None)
-        if found is None or not getattr(problem, "topological", False):
+        found = problem.structure
+        if found is None or not problem.topological:
             return None
         return (f"{found.describe()}: solved one component at a time, in topological "
                 "order, modulo word primes")
@@ -86,7 +85,10 @@ class ComponentsEngine(Engine):
             raise ValueError("--table needs every unknown: use the series engine (the default), "
                              "modular or crt")
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row
+        if problem.pieces is None:
+            return chain_row(self, problem)
         return PlanRow("not estimated: for chain questions whose strongly connected components "
                        "are small (a race's system is one large component or few)", {}, None,
                        undecided="no cost model for races")
@@ -103,7 +105,7 @@ class ComponentsEngine(Engine):
         values = result.values[0]
         details = {"primes": result.primes, "batches": result.batches,
                    "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
-        if getattr(problem, "every", False):
+        if problem.every:
             at = dict(zip(work.wanted, result.values))
             seats = problem.seats_from_solution(values, lambda k: {w: v[k] for w, v in at.items()})
             return Answer(seats, details=details)

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.segments import SegmentRef
     from ladders.checkpoints.manifests import Manifest
     from ladders.checkpoints.store import RunStore
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 #: Primes per task: about 5 s of work on hasbro, against ~50 ms of store round trip.
@@ -99,10 +98,12 @@ class CrtEngine(PrimeBatchEngine):
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        from ladders.cluster.engines import system_too_big
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row, system_too_big
         from ladders.solver.estimate import crt_figures
-        fig = crt_figures(chain, players, workers)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = crt_figures(problem.pieces, problem.players, workers)
         bound = "at least " if fig["lower_bound"] else ""
         return PlanRow(f"{fig['primes']:,} primes, one LU each: {bound}{human_seconds(fig['seconds'])} "
                        f"on {workers} workers", fig, fig["seconds"], scales=True,
@@ -137,7 +138,7 @@ class CrtEngine(PrimeBatchEngine):
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
         values = [c.value for c in cols]
         seats = (problem.seats_from_solution(values, lambda k: cols[k].solution())
-                 if getattr(problem, "every", False) else problem.seats_from_values(values))
+                 if problem.every else problem.seats_from_values(values))
         return Answer(seats,
                       certificate_report(cols, work.lifter.rejected), table,
                       {"primes": work.acc.primes, "batches": work.batches(),

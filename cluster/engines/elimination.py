@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.manifests import Manifest
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
     from ladders.solver.system import LinearSystem
 
@@ -157,25 +156,25 @@ class EliminationEngine(Engine):
 
     def preference(self, problem: Problem) -> float | None:
         """Behind the others for a race; first for a small sparse chain question
-        (:attr:`~ladders.solver.chains.problem.ChainProblem.sparse`), in this process,
+        (:attr:`~ladders.solver.chain_problem.ChainProblem.sparse`), in this process,
         after the component solve where that one fits
-        (:attr:`~ladders.solver.chains.problem.ChainProblem.topological`; then the
+        (:attr:`~ladders.solver.chain_problem.ChainProblem.topological`; then the
         chain is taken as sparse without the symbolic analysis, which took 7.6 s of a
         24 s solve of nand 40-1: every QVBS chain the component solve takes was sparse
         by it, and the elimination is the choice there only when a store is asked for)."""
         if self.declines(problem):
             return None
-        sparse = getattr(problem, "topological", False) or getattr(problem, "sparse", False)
+        sparse = problem.topological or problem.sparse
         return 0.5 if sparse else 2.0
 
     def declines(self, problem: Problem) -> str | None:
-        if getattr(problem, "every", False):
+        if problem.every:
             return ("it keeps only the wanted unknown, and the least or greatest over several "
                     "start states needs every one")
         return None
 
     def big(self, problem: Problem) -> bool:
-        if getattr(problem, "sparse", False):
+        if problem.sparse:
             return False
         return super().big(problem)
 
@@ -190,10 +189,12 @@ class EliminationEngine(Engine):
     def out_of_reach(self, problem: Problem) -> str | None:
         return system_out_of_reach(problem)
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
-        from ladders.cluster.engines import system_too_big
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row, system_too_big
         from ladders.solver.estimate import elimination_figures
-        fig = elimination_figures(chain, players, workers)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = elimination_figures(problem.pieces, problem.players, workers)
         if fig["seconds"] is None:
             return PlanRow(f"not estimated: {fig['how']}", fig, None,
                            blocked=system_too_big(fig["size"]))
@@ -205,7 +206,7 @@ class EliminationEngine(Engine):
         from ladders.solver.engines.elimination_plan import make_plan
         order = request.options.get("order", "auto")
         return make_plan(problem.system, request.options.get("block_size"),
-                         None if order == "auto" else order, getattr(problem, "symbolic", None))
+                         None if order == "auto" else order, problem.symbolic)
 
     def create_store(self, where: str, problem: Problem, request: SolveRequest,
                      executor: str) -> RunStore:
@@ -237,7 +238,7 @@ class EliminationEngine(Engine):
         the residue check (tier 2, a solve modulo a random prime) vouches for in a tenth
         of the time that loading the modular engine's kernels takes (``ladders verify``
         still compares with the modular engine)."""
-        if not problem.independent:
+        if problem.pieces is None:
             return None
         return get_engine(self.cross_for(problem))  # type: ignore[arg-type]
 

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.problem import Problem
 
 #: Seconds between two saved lifting states of a modular solve with a store.
@@ -137,9 +136,12 @@ class ModularEngine(Engine):
                 f"certificate and system need at least {need / 1e9:,.0f} GB, more than the "
                 f"{MACHINE_BYTES / 1e9:,.0f} GB of one machine")
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int) -> PlanRow:
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row
         from ladders.solver.estimate import MACHINE_BYTES, modular_figures
-        fig = modular_figures(chain, players)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = modular_figures(problem.pieces, problem.players)
         bound = "at least " if fig["lower_bound"] else ""
         blocked = (f"needs at least {fig['bytes'] / 1e9:,.0f} GB for its certificate and system, "
                    f"more than the {MACHINE_BYTES / 1e9:,.0f} GB of one machine"
@@ -184,7 +186,7 @@ class ModularEngine(Engine):
             values = result.columns[0].solution()
             table = FractionTable.from_values({system.labels[i]: values[i] for i in range(system.size)})
         seats = (problem.seats_from_solution(result.values, lambda k: result.columns[k].solution())
-                 if getattr(problem, "every", False) else problem.seats_from_values(result.values))
+                 if problem.every else problem.seats_from_values(result.values))
         return Answer(seats,
                       certificate_report(result.columns, result.rejected), table,
                       {"prime": result.prime, "lu_nonzeros": result.lu_nonzeros,
@@ -212,10 +214,10 @@ class ModularEngine(Engine):
     def memory_seconds(self, problem: Problem) -> float | None:
         """The race system's build and the plan's lifting estimate (a lower bound
         where the fill was not measured); None for a chain question."""
-        if not problem.independent:
+        if problem.pieces is None:
             return None
         from ladders.solver.estimate import modular_memory_seconds
-        return modular_memory_seconds(problem.chain, problem.players)
+        return modular_memory_seconds(problem.pieces, problem.players)
 
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[mpq] | None:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
-    from ladders.solver.games.chain import AbsorbingChain
     from ladders.solver.engines.series.reconstruct import Candidate, ReconstructionStream
     from ladders.solver.problem import Problem
 
@@ -290,7 +289,7 @@ class TwoPlayers(OneStep):
         from ladders.solver.engines.series import (check_table, two_player_certified,
                                                    two_player_table)
         from ladders.solver.exact import FractionTable, bits_to_digits, mpq
-        chain = self.problem.chain
+        chain = self.problem.pieces
         t0 = time.perf_counter()
         out_table = None
         if self.table:
@@ -339,27 +338,26 @@ class SeriesEngine(PrimeBatchEngine):
     options = (batch_option(f"{BATCH_PRIMES}, or {4 * BATCH_PRIMES:,} where a prime is heavy "
                             "(4 players): seconds of work on hasbro"),)
     cross = "modular"
-    machine_model = True
 
     def preference(self, problem: Problem) -> float | None:
-        return 0.0 if problem.independent else None
+        return 0.0 if problem.pieces is not None else None
 
     def declines(self, problem: Problem) -> str | None:
-        if problem.independent:
+        if problem.pieces is not None:
             return None
         return ("it sums one player's generating functions, so it needs pieces that never "
                 "meet (a race on a board); this is a chain of its own")
 
     def describe(self, problem: Problem) -> str:
         from ladders.solver.engines.series import plan_series
-        plan = plan_series(problem.chain, problem.players)
+        plan = plan_series(problem.pieces, problem.players)
         return (f"{problem.board.name}: {problem.players}-player race through one player's "
-                f"generating functions ({len(problem.chain.states)} states; polynomials of "
+                f"generating functions ({len(problem.pieces.states)} states; polynomials of "
                 f"degree {plan.degree_a:,} and {plan.degree_b:,})")
 
     def digest(self, problem: Problem) -> str:
         from ladders.solver.engines.series import plan_series
-        return plan_series(problem.chain, problem.players).digest
+        return plan_series(problem.pieces, problem.players).digest
 
     def check(self, problem: Problem, request: SolveRequest) -> None:
         if (why := self.declines(problem)) is not None:
@@ -377,7 +375,7 @@ class SeriesEngine(PrimeBatchEngine):
     def out_of_reach(self, problem: Problem) -> str | None:
         """:func:`run_needs` from the cost model's figures (no prime is run)."""
         from ladders.solver.estimate import series_forecast
-        fc = series_forecast(problem.chain, problem.players)
+        fc = series_forecast(problem.pieces, problem.players)
         needs = run_needs(fc["primes"], fc["seconds_per_prime"], fc["driver_bytes"])
         return None if needs is None else f"the run {needs}"
 
@@ -387,7 +385,7 @@ class SeriesEngine(PrimeBatchEngine):
         contention of a machine's busy cores and the reconstruction after the last
         batch (or the core-hours, where the workers are not known)."""
         from ladders.solver.estimate import series_forecast
-        fc = series_forecast(problem.chain, problem.players, workers or 1)
+        fc = series_forecast(problem.pieces, problem.players, workers or 1)
         if fc["core_seconds"] < 600:
             return None
         text = (f"the plan: about {fc['primes']:,} primes at about "
@@ -408,12 +406,14 @@ class SeriesEngine(PrimeBatchEngine):
 
     def run_seconds(self, problem: Problem, workers: int) -> float | None:
         from ladders.solver.estimate import series_forecast
-        return series_forecast(problem.chain, problem.players, workers)["seconds"]
+        return series_forecast(problem.pieces, problem.players, workers)["seconds"]
 
-    def plan(self, chain: AbsorbingChain, players: int, workers: int,
-             per_machine: int | None = None) -> PlanRow:
+    def plan(self, problem: Problem, workers: int, per_machine: int | None = None) -> PlanRow:
+        from ladders.cluster.engines import chain_row
         from ladders.solver.estimate import series_figures
-        fig = series_figures(chain, players, workers, per_machine)
+        if problem.pieces is None:
+            return chain_row(self, problem)
+        fig = series_figures(problem.pieces, problem.players, workers, per_machine)
         degrees = f"degrees {fig['degrees'][0]:,} and {fig['degrees'][1]:,}"
         if not fig["primes"]:
             return PlanRow(f"{degrees}, ~{fig['digits_estimate']:,} digits: {fig['how']}", fig, 0.0)
@@ -435,7 +435,7 @@ class SeriesEngine(PrimeBatchEngine):
     def big(self, problem: Problem) -> bool:
         """Many primes to do: a local cluster pays off."""
         from ladders.solver.engines.series import plan_series
-        plan = plan_series(problem.chain, problem.players)
+        plan = plan_series(problem.pieces, problem.players)
         return plan.degree_a * plan.degree_b > DASK_DEGREES
 
     def keeps_store(self, problem: Problem, request: SolveRequest, executor: str) -> bool:
@@ -443,13 +443,13 @@ class SeriesEngine(PrimeBatchEngine):
 
     def default_batch(self, problem: Problem) -> int:
         from ladders.solver.engines.series import make_split, plan_series, split_cost
-        plan = plan_series(problem.chain, problem.players)
+        plan = plan_series(problem.pieces, problem.players)
         cost = split_cost(make_split(plan.data, plan.players, plan.split))
         return BATCH_PRIMES * (4 if cost > HEAVY_PRIME else 1)
 
     def run_fields(self, problem: Problem) -> dict[str, Any]:
         from ladders.solver.engines.series import plan_series
-        plan = plan_series(problem.chain, problem.players)
+        plan = plan_series(problem.pieces, problem.players)
         return {"unknowns": plan.degree_a, "degrees": [plan.degree_a, plan.degree_b],
                 "split": plan.split, "multiple": plan.multiple}
 
@@ -465,7 +465,7 @@ class SeriesEngine(PrimeBatchEngine):
 
     def batch_seconds(self, problem: Problem, primes: int) -> float | None:
         from ladders.solver.estimate import series_forecast
-        return series_forecast(problem.chain, problem.players)["seconds_per_prime"] * primes
+        return series_forecast(problem.pieces, problem.players)["seconds_per_prime"] * primes
 
     def answer(self, work: Any, problem: Problem, request: SolveRequest) -> Answer:
         from ladders.solver.engines.series import error_bound
@@ -517,7 +517,7 @@ class SeriesEngine(PrimeBatchEngine):
             from ladders.solver.engines.series import plan_series
             from ladders.solver.problem import Problem
             problem = Problem.from_json(store.run["problem"])
-            plan = plan_series(problem.chain, problem.players)
+            plan = plan_series(problem.pieces, problem.players)
             degrees, multiple = [plan.degree_a, plan.degree_b], plan.multiple
         return [int(d) for d in degrees], bool(multiple)
 
@@ -525,16 +525,16 @@ class SeriesEngine(PrimeBatchEngine):
                 seed: int | None) -> dict[str, Any]:
         """The series residues of every seat at fresh random primes."""
         from ladders.solver.engines.series.recheck import check_series_residues
-        return check_series_residues(problem.chain, problem.players, seats, primes, seed)
+        return check_series_residues(problem.pieces, problem.players, seats, primes, seed)
 
     def seats_in_memory(self, problem: Problem,
                         should_stop: Callable[[], bool] = lambda: False) -> list[mpq]:
         if problem.players == 2:
             from ladders.solver.engines.series import two_player_certified
-            p = two_player_certified(problem.chain).value
+            p = two_player_certified(problem.pieces).value
             return [p, 1 - p]
         from ladders.solver.engines.series import race_exact
-        return list(race_exact(problem.chain, problem.players).seats)
+        return list(race_exact(problem.pieces, problem.players).seats)
 
 
 ENGINE = SeriesEngine()

@@ -49,10 +49,9 @@ is summed per block; the question's reward is kept (the representative's value).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -120,15 +119,13 @@ class Lumping:
 
 class Asked(Protocol):
     """What lumping reads of a problem (a
-    :class:`~ladders.solver.chains.problem.ChainProblem`, a dataclass): its chain, its
+    :class:`~ladders.solver.chain_problem.ChainProblem`, a dataclass): its chain, its
     question, and whether it is lumped already."""
 
     chain: Chain
     question: Question
     lumping: Any
 
-
-Problem = TypeVar("Problem", bound=Asked)
 
 
 def stopping_states(chain: Chain, question: Question) -> np.ndarray:
@@ -359,35 +356,3 @@ def worth_lumping(problem: Asked) -> bool:
     np.cumsum(np.bincount(rows[inside], minlength=chain.size), out=indptr[1:])
     sizes = strong_components(indptr, indices[inside]).sizes.astype(np.float64)
     return float(np.sum(sizes ** 3)) > LUMP_RATIO * max(chain.nnz, 1)
-
-
-def lumped_problem(problem: Problem, mode: str = "auto") -> Problem:
-    """``problem`` on the quotient of its chain (its :attr:`lumping` says from how many
-    states to how many), or ``problem`` itself: ``mode`` ``off``; ``auto`` where
-    :func:`worth_lumping` says no, or the quotient keeps more than
-    :data:`LUMP_SHARE` of the states; and wherever the exact check of the quotient
-    (:func:`~ladders.solver.checks.lumping.check_lumping`) fails, or the lumping
-    merges nothing."""
-    if mode not in LUMP_MODES:
-        raise ValueError(f"lump={mode!r}: use one of {', '.join(LUMP_MODES)}")
-    if mode == "off" or problem.lumping is not None:
-        return problem
-    if mode == "auto" and not worth_lumping(problem):
-        return problem
-    from ladders.solver.checks.lumping import check_lumping
-    chain, question = problem.chain, problem.question
-    t0 = time.perf_counter()
-    found = bisimulation(chain, question,
-                         max_rounds=AUTO_ROUNDS if mode == "auto" else None,
-                         max_blocks=int(chain.size * LUMP_SHARE) if mode == "auto" else None)
-    if found is None:
-        return problem
-    blocks, rounds = found
-    if int(blocks.max()) + 1 == chain.size:
-        return problem
-    small = quotient(chain, question, blocks)
-    report = check_lumping(chain, small, blocks, question)
-    if not report["passed"]:
-        return problem
-    lumping = Lumping(chain, blocks, rounds, time.perf_counter() - t0, report)
-    return replace(problem, chain=small, lumping=lumping)  # type: ignore[type-var]

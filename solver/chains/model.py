@@ -139,9 +139,6 @@ class Chain:
     labels: Mapping[str, np.ndarray] = field(default_factory=dict)
     rewards: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    #: pieces that never meet, where the chain is one player's board (the series engine
-    #: and the race bounds need that); None for any other chain
-    board: object | None = None
 
     @property
     def size(self) -> int:
@@ -374,7 +371,7 @@ class ChainBuilder:
         rewards[i] = rewards.get(i, mpq(0)) + value
 
     # ------------------------------------------------------------------ the chain
-    def build(self, board: object | None = None) -> Chain:
+    def build(self) -> Chain:
         """The checked, frozen :class:`Chain`: every row sums to exactly 1 (a row with
         no transitions is made absorbing and noted), the start distribution sums to 1."""
         if not self._names:
@@ -386,7 +383,7 @@ class ChainBuilder:
             indptr, indices, numerators, denominators, empty = rows_from_entries(
                 self.source, self._names, *self._bulk)
             return self._freeze(indptr, indices, numerators, denominators, empty.tolist(),
-                                notes, board)
+                                notes)
         indptr = np.zeros(n + 1, dtype=np.int64)
         indices = np.empty(self._transitions + n, dtype=np.int64)
         numerators = np.empty(self._transitions + n, dtype=np.int64)
@@ -416,11 +413,10 @@ class ChainBuilder:
                 k += 1
             indptr[i + 1] = k
         return self._freeze(indptr, indices[:k].copy(), numerators[:k].copy(), denominators,
-                            deadlocks, notes, board)
+                            deadlocks, notes)
 
     def _freeze(self, indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
-                denominators: np.ndarray, deadlocks: list[int], notes: list[str],
-                board: object | None) -> Chain:
+                denominators: np.ndarray, deadlocks: list[int], notes: list[str]) -> Chain:
         """The :class:`Chain` of checked rows, with its start, labels and rewards."""
         n = len(self._names)
         if deadlocks:
@@ -437,7 +433,7 @@ class ChainBuilder:
         return Chain(name=self.name, states=tuple(self._names), indptr=indptr,
                      indices=indices, numerators=numerators,
                      denominators=denominators, start=start, labels=labels, rewards=rewards,
-                     notes=tuple(notes), board=board)
+                     notes=tuple(notes))
 
     def _start_distribution(self) -> tuple[tuple[int, mpq], ...]:
         if not self._start:
@@ -613,8 +609,7 @@ def _row_denominators(n: int, indptr: np.ndarray, counts: np.ndarray, indices: n
 def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int, mpq]],
                     start: int | Sequence[tuple[int, mpq]] = 0,
                     labels: Mapping[str, Iterable[int]] | None = None,
-                    rewards: Mapping[str, Mapping[int, mpq]] | None = None,
-                    board: object | None = None) -> Chain:
+                    rewards: Mapping[str, Mapping[int, mpq]] | None = None) -> Chain:
     """A chain from Python data (tests, the API, sources that hold their rows already):
     ``rows[i]`` maps j to ``P(i, j)``."""
     b = ChainBuilder(name, name)
@@ -629,4 +624,4 @@ def chain_from_rows(name: str, states: Sequence[str], rows: Sequence[Mapping[int
     for reward, values in (rewards or {}).items():
         for i, value in values.items():
             b.reward(reward, i, mpq(value))
-    return b.build(board)
+    return b.build()

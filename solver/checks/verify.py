@@ -23,7 +23,7 @@ from ladders.solver.system import LinearSystem
 
 class Problem(Protocol):
     """What the checks ask of a problem (a race, :class:`ladders.solver.problem.Problem`,
-    or a chain question, :class:`ladders.solver.chains.problem.ChainProblem`): its
+    or a chain question, :class:`ladders.solver.chain_problem.ChainProblem`): its
     system, and tier 1 against its own Markov bounds."""
 
     @property
@@ -117,7 +117,7 @@ def verify_answer(problem: Problem, seats: list[mpq], primes: int = 1, seed: int
                               "system": "independent"}
     elif primes > 0:
         report["residues"] = check_residues(problem.system, targets, primes=primes, seed=seed)
-    lumping = getattr(problem, "lumping", None)
+    lumping = problem.lumping
     if lumping is not None:
         # the tiers above checked the quotient; this exact check makes them the chain's
         report["lumping"] = lumping.check

@@ -219,7 +219,7 @@ def make_plan(system: LinearSystem, block_size: int | None = None,
     28 M against 53 M and runs faster). Blocks hold ``block_size`` pivots each, or by
     default are balanced by cost (:func:`balanced_blocks`). ``analysed``: an order and
     its complete analysis, done already (a chain question's sparseness test,
-    :attr:`~ladders.solver.chains.problem.ChainProblem.symbolic`), not done again.
+    :attr:`~ladders.solver.chain_problem.ChainProblem.symbolic`), not done again.
     """
     n = system.size
     known = {tuple(analysed[0]): analysed[1]} if analysed is not None else {}

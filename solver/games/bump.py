@@ -19,8 +19,8 @@ any move no two pieces share a square other than ``s0``, so the chain has at mos
 ``n^k k`` transient states for n transient squares, most of them reachable (two
 players on ``hasbro``: 13,122 codes, 12,801 of them reachable).
 
-Pieces that meet are not independent: the chain's ``board`` is None, so the series
-engine and the race bounds (which need one player's chain) decline it, and only the
+Pieces that meet are not independent: their problem offers no one piece's chain
+(``pieces`` is None), so the series engine and the race bounds decline it, and only the
 engines that solve a chain's system apply (:mod:`ladders.solver.chains.questions`).
 
 Construction, vectorized: a state is the integer code ``((a_0 n + a_1) n + ... +
@@ -204,8 +204,7 @@ def _assemble(board: Board, one: AbsorbingChain, moves: _MoveTable, k: int,
                  states=tuple(names), indptr=indptr, indices=indices, numerators=numerators,
                  denominators=denominators, start=((start, mpq(1)),),
                  labels={f"seat {j + 1} wins": np.array([m + c], dtype=np.int64)
-                         for c, j in enumerate(winners.tolist())},
-                 board=None)
+                         for c, j in enumerate(winners.tolist())})
 
 
 def _state_names(one: AbsorbingChain, codes: np.ndarray, k: int) -> list[str]:

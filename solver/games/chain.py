@@ -1,4 +1,5 @@
-"""One player's absorbing Markov chain, and the exact one-player answers.
+"""One player's absorbing Markov chain, and the exact one-player answers that need no
+solve (the moment system is solved in :mod:`ladders.solver.answers`).
 
 Notation (used across `ladders`):
 
@@ -31,7 +32,6 @@ import numpy as np
 
 from ladders.solver.games.board import Board, reachable_squares
 from ladders.solver.exact import mpq, mpz, ratio_to_decimal, xmpz
-from ladders.solver.engines.elimination import solve_all
 from ladders.solver.system import LinearSystem
 
 
@@ -256,8 +256,9 @@ def length_decimals(chain: AbsorbingChain, throws: int, places: int) -> Iterator
         yield zero, below_one if alive else one
 
 
-def _moment_system(chain: AbsorbingChain) -> LinearSystem:
-    """``d E(s) - sum_s' C[s,s'] E(s') = d``, plus the same matrix for the second moment."""
+def moment_system(chain: AbsorbingChain) -> LinearSystem:
+    """``d E(s) - sum_s' C[s,s'] E(s') = d``, the same matrix for the second moment
+    (:func:`ladders.solver.answers.one_player_stats` solves both)."""
     n = len(chain.states)
     d = chain.die
     entries: list[list[tuple[int, int]]] = []
@@ -289,27 +290,6 @@ class OnePlayerStats:
     def variance(self) -> mpq:
         """``Var = E[T^2] - L^2``."""
         return self.second_moment[self.start] - self.expected_length ** 2
-
-
-def one_player_stats(chain: AbsorbingChain) -> OnePlayerStats:
-    """Solve ``(I - Q) E = 1`` and ``(I - Q) M = 1 + 2 Q E`` exactly, and D(s) by search.
-
-    ``M(s) = E[T^2]`` from s: with ``T = 1 + T'``, ``T^2 = 1 + 2T' + T'^2``.
-    """
-    system = _moment_system(chain)
-    e_values = solve_all(system)[0]
-    d = chain.die
-    # Right-hand side of the second moment, scaled by d: d + 2 * sum_s' C[s,s'] E(s').
-    rhs2 = [mpq(d) + 2 * sum((c * e_values[j] for j, c in chain.moves[i]), mpq(0))
-            for i in range(len(chain.states))]
-    m_values = solve_all(system, rhs=[rhs2])[0]
-    squares = chain.states
-    return OnePlayerStats(
-        expected_remaining={s: e_values[i] for i, s in enumerate(squares)},
-        second_moment={s: m_values[i] for i, s in enumerate(squares)},
-        min_throws=min_throws(chain),
-        start=chain.board.start,
-    )
 
 
 def min_throws(chain: AbsorbingChain) -> dict[int, int]:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ladders.solver.engines.modular import solve_dixon
 from ladders.solver.exact import mpq, mpz
 from ladders.solver.system import LinearSystem
 
@@ -118,16 +117,23 @@ def _step(mover: int, a: int, b: int, total: int) -> list[tuple[int, int, int] |
     return out
 
 
-def solve_coins(game: CoinGame, cycles: int = 60,
-                progress: Callable[[int, int], None] | None = None) -> CoinAnswers:
-    """Exact expected cycles and win probabilities from every start, final-state
-    probabilities and ``P(N = n)`` for n = 1..``cycles`` from the game's start
-    (``progress(n, cycles)`` as the distribution is computed).
+@dataclass(frozen=True)
+class CoinSystem:
+    """Another Game's first-step equations: ``system`` (every state's expected cycles
+    and A's win, two right-hand sides), ``transposed`` (``A^T y = e_start``: the
+    expected visits of every state from the start) and the final states' right-hand
+    sides (column k of ``final_rhs`` for ``finals[k]``)."""
 
-    The system (``2 (total+1)(total+2)/2`` unknowns) is solved by the modular engine
-    (:func:`~ladders.solver.engines.modular.solve_dixon`: certified, every unknown):
-    exact elimination in fractions took 14 s for 18 coins and hours for 22; this
-    takes a tenth of a second for 22 (see :data:`MAX_COINS`)."""
+    labels: list[tuple[int, int, int]]
+    system: LinearSystem
+    transposed: LinearSystem
+    finals: list[str]
+    final_rhs: np.ndarray
+
+
+def coins_system(game: CoinGame) -> CoinSystem:
+    """The game's system (``2 (total+1)(total+2)/2`` unknowns, one a state and mover),
+    solved by :func:`ladders.solver.answers.solve_coins`."""
     total = game.total
     index = _index(total)
     labels = sorted(index, key=index.get)
@@ -154,7 +160,6 @@ def solve_coins(game: CoinGame, cycles: int = 60,
     start = index[(0, game.a, game.b)]
     system = LinearSystem.from_rows(rows, rhs[:, :2], labels, target=start,
                                     description=f"Another Game, {total} coins")
-    x = [column.solution() for column in solve_dixon(system, seed=0).columns]
     # The final states are wanted from the start only: P(final f) = e_start^T A^-1 r_f
     # = y . r_f with A^T y = e_start, one solve of the transposed system instead of one
     # per final state (there are about total^2 / 2 of them).
@@ -162,19 +167,9 @@ def solve_coins(game: CoinGame, cycles: int = 60,
     for i, row in enumerate(rows):
         for j, v in row:
             transposed[j].append((i, v))
-    visits = solve_dixon(LinearSystem.from_rows(
+    return CoinSystem(labels, system, LinearSystem.from_rows(
         transposed, np.eye(1, len(rows), start, dtype=np.int64).T, labels, target=start,
-        description=f"Another Game, {total} coins, transposed"), seed=0).columns[0].solution()
-    final_states = {name: sum((visits[i] * int(rhs[i, 2 + k]) for i in range(len(rows))
-                               if rhs[i, 2 + k]), mpq(0)) for k, name in enumerate(finals)}
-    a_rows = [(i, key) for i, key in enumerate(labels) if key[0] == 0]
-    return CoinAnswers(
-        game=game,
-        expected_cycles={(a, b): x[0][i] for i, (_m, a, b) in a_rows},
-        win_a={(a, b): x[1][i] for i, (_m, a, b) in a_rows},
-        final_states={name: p for name, p in final_states.items() if p},
-        distribution=cycle_distribution(game, cycles, progress),
-    )
+        description=f"Another Game, {total} coins, transposed"), finals, rhs[:, 2:])
 
 
 def cycle_distribution(game: CoinGame, cycles: int,

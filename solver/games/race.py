@@ -1,4 +1,4 @@
-"""k-player races as sparse integer systems, and the in-process exact solve.
+"""k-player races as sparse integer systems (an engine solves them).
 
 Players do not interact, so a race is built from one player's chain (:mod:`ladders.solver.games.chain`).
 Two formulations:
@@ -32,13 +32,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ladders.solver.games.chain import AbsorbingChain
-from ladders.solver.engines.elimination import eliminate_target, solve_all
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
@@ -159,15 +156,6 @@ def _sym_system(chain: AbsorbingChain, k: int) -> LinearSystem:
                                               "symmetric round form")
 
 
-@dataclass(frozen=True)
-class RaceResult:
-    """Exact win probability of every seat, and (when asked) the two-player table."""
-
-    players: int
-    seats: list[mpq]
-    table: dict[tuple[int, int], mpq] | None = None
-
-
 def seats_from_values(system: LinearSystem, players: int, values: list[mpq]) -> list[mpq]:
     """Per-seat probabilities from the target values an engine returned for ``system``.
 
@@ -184,18 +172,3 @@ def seats_from_values(system: LinearSystem, players: int, values: list[mpq]) -> 
     if sum(values, mpq(0)) != 1:
         raise ArithmeticError("the seats' win probabilities do not sum to 1")
     return list(values)
-
-
-def solve_race(chain: AbsorbingChain, players: int, *, table: bool = False,
-               formulation: str | None = None,
-               progress: Callable[[int, int], None] | None = None) -> RaceResult:
-    """Exact race in this process (small problems): every seat, optionally P(a, b)."""
-    system = race_system(chain, players, formulation)
-    if table:
-        if players != 2 or system.columns != 1:
-            raise ValueError("the full table P(a, b) is defined for two players (turn form)")
-        x = solve_all(system)[0]
-        tab = {system.labels[i]: x[i] for i in range(system.size)}
-        return RaceResult(players, seats_from_values(system, players, [x[system.target]]), tab)
-    values = eliminate_target(system, progress=progress)
-    return RaceResult(players, seats_from_values(system, players, values))

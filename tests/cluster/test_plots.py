@@ -24,8 +24,9 @@ from ladders.cluster.cli import cli  # noqa: E402
 from ladders.cluster.commands.plot import PLOT_KINDS  # noqa: E402
 from ladders.solver.games.board import preset_board  # noqa: E402
 from ladders.solver.checks.bounds import bounds_sequence, markov_bounds  # noqa: E402
-from ladders.solver.games.chain import build_chain, length_distribution, one_player_stats  # noqa: E402
-from ladders.solver.games.coins import CoinGame, solve_coins  # noqa: E402
+from ladders.solver.answers import one_player_stats, solve_coins  # noqa: E402
+from ladders.solver.games.chain import build_chain, length_distribution  # noqa: E402
+from ladders.solver.games.coins import CoinGame  # noqa: E402
 from ladders.solver.exact import mpq  # noqa: E402
 from ladders.solver.checks.simulate import simulate_lengths  # noqa: E402
 

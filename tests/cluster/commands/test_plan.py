@@ -196,3 +196,35 @@ def test_a_serial_tail_is_not_divided_by_the_workers() -> None:
         "a cluster of 64 workers: the series engine, within a day (about 55.0 s)")
     late = PlanRow("", {}, 2 * DAY, scales=True, serial_seconds=1.5 * DAY)
     assert verdict({"series": late}, ["series"], 2).startswith("out of reach")
+
+
+# ---------------------------------------------------------------- chains (issue 53)
+FIXTURES = Path(__file__).resolve().parents[2] / "solver" / "chains" / "formats" / "fixtures"
+CHAIN_FILES = ("ruin.toml", "die.tra", "die.drn", "die.prism")
+
+
+def test_a_chain_has_a_plan_whose_engine_is_the_solves() -> None:
+    """``ladders plan`` refused every chain file; it now sizes each question and names
+    the engine the solve picks, with its time from the chain engines' cost model."""
+    data = json.loads(CliRunner().invoke(cli, ["plan", str(FIXTURES / "ruin.toml"),
+                                               "--json"]).stdout)
+    assert (data["chain"], data["states"], data["transitions"]) == ("fair gambler's ruin", 6, 10)
+    assert (data["unknowns"], data["answers"], data["components"]) == (4, 3, 1)
+    assert data["topological"] and data["engine"] == "components"
+    assert data["seconds_estimate"] > 0
+    solved = json.loads(CliRunner().invoke(cli, ["solve", str(FIXTURES / "ruin.toml"),
+                                                 "--json"]).stdout)
+    assert solved["results"][0]["engine"] == data["engine"]
+    # the same shape for pieces that meet, beside the board's own keys
+    bump = json.loads(CliRunner().invoke(cli, ["plan", "tiny10", "--meet", "bump", "-k", "3",
+                                               "--json"]).stdout)
+    assert (bump["players"], bump["unknowns"], bump["engine"]) == (3, 904, "elimination")
+    assert bump["questions"][0]["seconds_estimate"] == bump["seconds_estimate"] > 0
+
+
+@pytest.mark.parametrize("name", CHAIN_FILES)
+def test_every_chain_format_is_planned(name: str) -> None:
+    result = CliRunner().invoke(cli, ["plan", str(FIXTURES / name), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["questions"] and all(q["engine"] for q in data["questions"] if q["unknowns"])

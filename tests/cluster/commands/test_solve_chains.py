@@ -72,7 +72,7 @@ def test_bad_flags_are_named() -> None:
     assert proc.returncode == 2 and "--target is for chain files" in proc.stderr
     proc = ladders("solve", str(RUIN), "--rule", "bounce", check=False)
     assert proc.returncode == 2 and "--rule is for boards" in proc.stderr
-    for command in ("plan", "stats", "show"):
+    for command in ("stats", "show"):  # plan sizes a chain (issue 53)
         proc = ladders(command, str(RUIN), check=False)
         assert proc.returncode == 2 and "is a chain file: 'ladders solve'" in proc.stderr
     proc = ladders("solve", str(RUIN), "--target", "nowhere", check=False)
@@ -110,3 +110,41 @@ def test_the_api_and_the_cli_agree() -> None:
         k: f"{v.numerator}/{v.denominator}" for k, v in out.answers.items()}
     with pytest.raises(ValueError, match="target= and property= are for chains"):
         api.solve("tiny10", target="goal")
+
+
+# ---------------------------------------------------------------- the seam's bugs (issue 53)
+FIXTURES = ROOT / "tests" / "solver" / "chains" / "formats" / "fixtures"
+BOARD_ONLY = (("-k", "5"), ("--players", "3"), ("--meet", "bump"), ("--rule", "bounce"),
+              ("--die", "4"))
+
+
+@pytest.mark.parametrize("name", ["ruin.toml", "die.tra", "die.drn", "die.prism"])
+def test_a_board_option_on_a_chain_file_is_refused(name: str) -> None:
+    """``ladders solve model.tra -k 5`` quietly ignored ``-k``: every option for boards
+    is refused on every chain format by every command that reads one (exit 2, one
+    line naming the option and the file)."""
+    from click.testing import CliRunner
+
+    from ladders.cluster.cli import cli
+    path = str(FIXTURES / name)
+    for command in (["solve"], ["simulate", "-n", "10"], ["plan"]):
+        for option in BOARD_ONLY:
+            result = CliRunner().invoke(cli, [*command, path, *option])
+            assert result.exit_code == 2, (command, option, result.output)
+            message = result.output.strip().splitlines()[-1]
+            named = "--players" if option[0] == "-k" else option[0]
+            assert named in message and "for boards" in message and path in message
+    table = CliRunner().invoke(cli, ["solve", path, "--table", "t.jsonl"])
+    assert table.exit_code == 2 and "--table is for races" in table.output
+
+
+def test_one_piece_under_a_meeting_rule_is_one_piece() -> None:
+    """``ladders simulate --meet bump -k 1`` raced two pieces: it walks the one piece
+    asked for (seat 1 always wins), and two by default when pieces meet."""
+    def seats(*args: str) -> list[str]:
+        out = json.loads(ladders("simulate", "tiny10", "--meet", "bump", "-n", "200",
+                                 "--json", *args).stdout)
+        return sorted(n for n in out["results"][0]["answers"] if n.startswith("seat"))
+    assert seats("-k", "1") == ["seat 1 wins"]
+    assert seats() == ["seat 1 wins", "seat 2 wins"]
+    assert seats("-k", "3") == ["seat 1 wins", "seat 2 wins", "seat 3 wins"]

@@ -24,8 +24,8 @@ from chain_oracle import RandomChain, random_chain
 from ladders.cluster.runs import known_solution
 from ladders.cluster.runs import solve as run_solve
 from ladders.solver.chains.formats import load_chain
-from ladders.solver.chains.lumping import bisimulation, lumped_problem, quotient, worth_lumping
-from ladders.solver.chains.problem import ChainProblem, chain_problem_from_json
+from ladders.solver.chains.lumping import bisimulation, quotient, worth_lumping
+from ladders.solver.chain_problem import ChainProblem, chain_problem_from_json, lumped_problem
 from ladders.solver.chains.questions import Question
 from ladders.solver.checks.lumping import check_lumping
 from test_differential import as_fraction, project_chain, questions

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ladders.solver.chains.model import chain_from_rows
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.solver.chains.questions import INFINITY, Question, build_system, plan_question
 from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.engines.modular import solve_dixon

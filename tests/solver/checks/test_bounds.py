@@ -13,7 +13,7 @@ from ladders.solver.checks.bounds import (TERMS_BATCH, bounds_sequence, bounds_t
 from ladders.solver.checks.verify import check_against_bounds
 from ladders.solver.games.chain import build_chain, length_distribution
 from ladders.solver.exact import fraction_to_decimal, mpq
-from ladders.solver.games.race import solve_race
+from race_solve import solve_race
 from strategies import small_boards
 
 HASBRO = build_chain(preset_board("hasbro"))

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 
 from ladders.solver.games.board import preset_board
 from ladders.solver.checks.bounds import bounds_to_digits
-from ladders.solver.games.chain import build_chain, one_player_stats
-from ladders.solver.games.race import solve_race
+from ladders.solver.answers import one_player_stats
+from ladders.solver.games.chain import build_chain
+from race_solve import solve_race
 from ladders.solver.checks.simulate import (Tally, diagonal_estimate, mean_estimate, race_winners,
                                             seat_estimates, simulate_lengths, simulate_tally)
 from strategies import small_boards

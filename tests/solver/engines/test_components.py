@@ -13,7 +13,7 @@ from chain_oracle import random_chain
 from ladders.cluster.engines import choose_engine
 from ladders.solver.chains.components import strong_components
 from ladders.solver.chains.model import chain_from_rows
-from ladders.solver.chains.problem import ChainProblem
+from ladders.solver.chain_problem import ChainProblem
 from ladders.solver.chains.questions import Question, build_system, plan_question
 from ladders.solver.engines.components import solve_topological, structure
 from ladders.solver.engines.elimination import eliminate_target

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ladders.solver.answers import one_player_stats
 from ladders.solver.games.board import make_board, preset_board
 from ladders.solver.games.chain import (RECURRENCE_AFTER, build_chain, iter_throws, length_decimals,
-                                        length_distribution, one_player_stats, survival_recurrence,
-                                        throw_counts)
+                                        length_distribution, survival_recurrence, throw_counts)
 from ladders.solver.exact import fraction_to_decimal, mpq, mpz, sqrt_to_decimal
 from strategies import small_boards
 

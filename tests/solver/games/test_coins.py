@@ -6,7 +6,8 @@ import flint
 import numpy as np
 import pytest
 
-from ladders.solver.games.coins import CoinGame, cycle_distribution, solve_coins, turn_outcomes
+from ladders.solver.answers import solve_coins
+from ladders.solver.games.coins import CoinGame, cycle_distribution, turn_outcomes
 from ladders.solver.exact import mpq
 
 

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from examples import EXAMPLES
 from oracle import oracle_seats
+from race_solve import solve_race
 from ladders.solver.games.chain import build_chain
 from ladders.solver.exact import mpq
 from ladders.solver.engines.modular import solve_dixon
-from ladders.solver.games.race import race_system, seats_from_values, solve_race
+from ladders.solver.games.race import race_system, seats_from_values
 from strategies import small_boards
 
 

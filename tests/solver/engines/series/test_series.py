@@ -18,8 +18,9 @@ from ladders.solver.engines.elimination import eliminate_target
 from ladders.solver.exact import fraction_to_decimal, invert, mpq, mpz
 from ladders.solver.games.board import make_board, preset_board
 from ladders.solver.games.chain import build_chain
-from ladders.solver.games.race import race_system, seats_from_values, solve_race
+from ladders.solver.games.race import race_system, seats_from_values
 from examples import truncated
+from race_solve import solve_race
 from strategies import small_boards
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

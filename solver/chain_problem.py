@@ -6,7 +6,7 @@ pieces meet) is a :class:`ChainProblem`: a :class:`~ladders.solver.chains.model.
 and one :class:`~ladders.solver.chains.questions.Question`. Both offer what the run
 session, the engines and the checks ask of a problem: ``name``, ``system``,
 ``unknowns``, ``size``, ``seats_from_values``, ``named``, the bounds and their
-report, ``independent`` (pieces that never meet: only races), and ``to_json`` (what a
+report, ``pieces`` (one piece's chain where pieces never meet: only races), and ``to_json`` (what a
 run store keeps to build it again: :func:`chain_problem_from_json`).
 
 "Seats" of a chain problem are the values of the answers its system solves for (one
@@ -16,6 +16,8 @@ without solving (``Infinity``) and names each.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,14 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ladders.solver.chains.lumping import (AUTO_ROUNDS, LUMP_MODES, LUMP_SHARE, Lumping,
+                                           bisimulation, quotient, worth_lumping)
 from ladders.solver.chains.model import Chain
 from ladders.solver.chains.questions import (INFINITY, Plan, Question, answers, build_system,
                                              plan_question, state_values)
+from ladders.solver.checks.lumping import check_lumping
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
 if TYPE_CHECKING:
-    from ladders.solver.chains.lumping import Lumping
     from ladders.solver.engines.components import Structure
     from ladders.solver.engines.elimination_plan import Analysis
 
@@ -74,9 +78,9 @@ class ChainProblem:
 
     #: not a race: no seats, no two-player table
     players = None
-    #: pieces that meet, or no pieces at all: the series engine and the race bounds
-    #: need a race of independent pieces
-    independent = False
+    #: pieces that meet, or no pieces at all: no one piece's chain to offer the series
+    #: engine and the race bounds, which need a race of independent pieces
+    pieces = None
 
     @property
     def name(self) -> str:
@@ -297,6 +301,38 @@ def chain_problem_from_json(data: dict[str, Any]) -> ChainProblem:
     source = data["source"]
     problem = ChainProblem(load_source(source), Question.from_json(data["question"]), source)
     if data.get("lump") == "on":
-        from ladders.solver.chains.lumping import lumped_problem
         problem = lumped_problem(problem, "on")
     return problem
+
+
+def lumped_problem(problem: ChainProblem, mode: str = "auto") -> ChainProblem:
+    """``problem`` on the quotient of its chain (its :attr:`ChainProblem.lumping` says
+    from how many states to how many), or ``problem`` itself: ``mode`` ``off``;
+    ``auto`` where :func:`~ladders.solver.chains.lumping.worth_lumping` says no, or the
+    quotient keeps more than :data:`~ladders.solver.chains.lumping.LUMP_SHARE` of the
+    states; and wherever the exact check of the quotient
+    (:func:`~ladders.solver.checks.lumping.check_lumping`) fails, or the lumping merges
+    nothing. It sits with the problems, above the chains' ranks: it joins the lumping
+    (:mod:`~ladders.solver.chains.lumping`) and its check (:mod:`~ladders.solver.checks.lumping`)."""
+    if mode not in LUMP_MODES:
+        raise ValueError(f"lump={mode!r}: use one of {', '.join(LUMP_MODES)}")
+    if mode == "off" or problem.lumping is not None:
+        return problem
+    if mode == "auto" and not worth_lumping(problem):
+        return problem
+    chain, question = problem.chain, problem.question
+    t0 = time.perf_counter()
+    found = bisimulation(chain, question,
+                         max_rounds=AUTO_ROUNDS if mode == "auto" else None,
+                         max_blocks=int(chain.size * LUMP_SHARE) if mode == "auto" else None)
+    if found is None:
+        return problem
+    blocks, rounds = found
+    if int(blocks.max()) + 1 == chain.size:
+        return problem
+    small = quotient(chain, question, blocks)
+    report = check_lumping(chain, small, blocks, question)
+    if not report["passed"]:
+        return problem
+    lumping = Lumping(chain, blocks, rounds, time.perf_counter() - t0, report)
+    return dataclasses.replace(problem, chain=small, lumping=lumping)
