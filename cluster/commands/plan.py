@@ -189,7 +189,7 @@ def chain_plan(problems: list[Any], as_json: bool) -> None:
                       "cheap to try)"),
                   f"  {'unknowns':<{width}} {size.unknowns:,} after the graph search, at most "
                   f"{size.nonzeros:,} nonzeros, {size.columns} answers",
-                  f"  {'components':<{width}} {found.describe()}: " + (
+                  f"  {'structure':<{width}} {found.describe()}: " + (
                       "the component solve applies" if problem.topological else
                       f"too large for the component solve ({found.dense_work:,} products a "
                       "prime in its dense solves)"),
