@@ -49,9 +49,12 @@ def simulate(board: str, rule: str | None, die: int | None, players: int, games:
     from ladders.solver.games.chain import build_chain
     from ladders.solver.checks.simulate import check_games, decade_sizes, error_row, simulate_tally
     # a chain file, or pieces that meet: one joint chain (--players counts the pieces)
-    problems = chain_problems(board, rule, die, max(players, 2) if meet == "bump" else players,
-                              meet, target, properties, constants)
-    if problems is not None:
+    asked = chain_problems(board, rule, die, max(players, 2) if meet == "bump" else players,
+                           meet, target, properties, constants)
+    if asked is not None:
+        problems, refused = asked
+        for line in refused:
+            click.echo(f"ladders: refused: {line}", err=True)
         if convergence:
             raise click.UsageError("--convergence is for races of pieces that never meet")
         return simulate_chains(problems, games, seed, as_json)

@@ -151,16 +151,18 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     if checkpoint:
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
-    chains = chain_problems(board, rule, die, players, meet, target, properties, constants,
-                            builder)
-    if chains is not None:
+    asked = chain_problems(board, rule, die, players, meet, target, properties, constants,
+                           builder)
+    if asked is not None:
+        chains, refused = asked
         if table_path:
             raise click.UsageError("--table is for races of two players, not chains")
         if checkpoint and len(chains) > 1:
             raise click.UsageError(f"--checkpoint keeps one question's run, and {board} asks "
                                    f"{len(chains)}: pick one with --target, or a properties "
                                    "file of one property")
-        return solve_chains(chains, engine, request, t_start, as_json, exact, output_path)
+        return solve_chains(chains, engine, request, t_start, as_json, exact, output_path,
+                            refused)
     b = open_board(board, rule, die)
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
@@ -206,9 +208,12 @@ solve.epilog = (EPILOG_BOARD[:-1] + ", or a chain file: .toml with a [transition
 
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    meet: str | None, target: str | None, properties: str | None,
-                   constants: str | None, builder: str | None = None) -> list[Any] | None:
-    """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
-    None for a race of pieces that never meet."""
+                   constants: str | None, builder: str | None = None
+                   ) -> tuple[list[Any], tuple[str, ...]] | None:
+    """The chain questions BOARD asks (a chain file, or a board whose pieces meet) and
+    the properties refused (one line each, see :attr:`Loaded.refused`), or None for a
+    race of pieces that never meet. A properties file none of whose properties can be
+    answered is a :class:`ChainError` listing every refusal (exit code 2)."""
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chains.problem import ChainProblem
     from ladders.solver.chains.questions import Question
@@ -221,7 +226,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         from ladders.solver.chains.problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
-        return None if problem is None else [problem]
+        return None if problem is None else ([problem], ())
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
     context = click.get_current_context(silent=True)
     if context is not None and context.get_parameter_source("players") not in (
@@ -237,23 +242,34 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]
     else:
+        if loaded.refused and not loaded.questions:
+            from ladders.solver.chains.model import ChainError
+            raise ChainError(f"{properties or board}: no property can be answered: "
+                             + "; ".join(loaded.refused))
         if properties and not loaded.questions:
             raise click.UsageError(f"{properties} asks no property; write one such as "
                                    '"p1": P=? [ F "goal" ];, or leave --properties out for '
                                    "where the chain ends")
         questions = list(loaded.questions) or [Question()]
-    return [ChainProblem(loaded.chain, q, loaded.source) for q in questions]
+    return [ChainProblem(loaded.chain, q, loaded.source) for q in questions], \
+        (() if target else loaded.refused)
 
 
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
-                 as_json: bool, exact: bool, output_path: str | None) -> int:
+                 as_json: bool, exact: bool, output_path: str | None,
+                 refused: tuple[str, ...] = ()) -> int:
     """Solve each chain question in turn, then print them all (one JSON document with
-    ``--json``); the exit code of the first failure, if any."""
+    ``--json``) and the properties ``refused`` (each also said on stderr before the
+    solves start); the exit code of the first failure, if any. A refused property does
+    not change the exit code where another is answered (Storm's users read each
+    property's line; a file of which none is answered is refused before, exit 2)."""
     from ladders.cluster.engines import check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
     first = problems[0].chain
     for note in first.notes:
         click.echo(f"note: {note}", err=True)
+    for line in refused:
+        click.echo(f"ladders: refused: {line}", err=True)
     solutions = []
     for problem in problems:
         t0 = time.perf_counter()
@@ -281,7 +297,7 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
         write_chain_answers(output_path, solutions)
         click.echo(f"output: {sum(len(s.answers) for s in solutions)} answers written to "
                    f"{output_path}", err=True)
-    return report_chains(solutions, as_json, exact, time.perf_counter() - started)
+    return report_chains(solutions, as_json, exact, time.perf_counter() - started, refused)
 
 
 def _decimal(value: Any) -> str:
@@ -293,8 +309,10 @@ def _decimal(value: Any) -> str:
     return text
 
 
-def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float) -> int:
-    """Print every chain question's answers (exact strings, decimals, the checks)."""
+def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float,
+                  refused: tuple[str, ...] = ()) -> int:
+    """Print every chain question's answers (exact strings, decimals, the checks), then
+    the properties ``refused``, a line each."""
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     chain = solutions[0].problem.chain
     results = []
@@ -325,8 +343,10 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
             lines += [f"  {name}: {'true' if ok else 'false'}" for name, ok in compared.items()]
         results.append(result)
         lines += [f"  {line}" for line in verification_lines(sol.verified)]
+    lines += [f"refused: {line}" for line in refused]
     data = {"chain": chain.name, "states": chain.size, "transitions": chain.nnz,
-            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3)}
+            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3),
+            **({"refused": list(refused)} if refused else {})}
     if not exact and any(len(fraction_to_str(v)) > 80 for s in solutions
                          for v in s.answers.values() if not isinstance(v, str)):
         lines.append("(--exact prints every digit)")

@@ -45,12 +45,15 @@ MAX_FILE_BYTES = 8_000_000_000
 @dataclass(frozen=True)
 class Loaded:
     """A chain from a file, with the questions the file asks (none: the default,
-    where the chain ends and the expected steps) and how to load it again
-    (``source``: the file, its format and the keywords, for a run store)."""
+    where the chain ends and the expected steps), how to load it again
+    (``source``: the file, its format and the keywords, for a run store), and the
+    properties that cannot be asked (``refused``: one line each, naming the property,
+    where it is and why; the others are answered all the same, as Storm does)."""
 
     chain: Chain
     questions: tuple[Question, ...] = ()
     source: dict[str, Any] | None = None
+    refused: tuple[str, ...] = ()
 
 
 @cache
@@ -127,4 +130,4 @@ def load_chain(path: str, **taken: Any) -> Loaded:
     source = {"path": str(p.resolve()), "format": name,
               **{k: str(Path(v).resolve()) if k in FILE_KEYWORDS else str(v)
                  for k, v in given.items()}}
-    return Loaded(loaded.chain, loaded.questions, source)
+    return Loaded(loaded.chain, loaded.questions, source, loaded.refused)

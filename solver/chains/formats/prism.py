@@ -172,11 +172,16 @@ def load_storm(path: str, constants: str | None = None, properties: str | None =
         built = stormpy.build_model[stormpy.Rational](model, options=options)
     name = Path(path).stem + (f" ({constants})" if constants else "")
     builder, notes = _chain_builder(path, name, built)
-    questions = tuple(_question(stormpy, path, built, builder, p) for p in props)
+    questions, refused = [], []
+    for prop in props:
+        try:
+            questions.append(_question(stormpy, path, built, builder, prop))
+        except ChainError as exc:
+            refused.append(str(exc))  # this property alone; the others are answered
     chain = builder.build()
     if notes:
         chain = dataclasses.replace(chain, notes=chain.notes + tuple(notes))
-    return Loaded(chain, questions)
+    return Loaded(chain, tuple(questions), refused=tuple(refused))
 
 
 def _check_type(path: str, model: Any) -> None:

@@ -96,10 +96,14 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
         mask = np.zeros(n, dtype=bool)
         mask[members] = True
         masks[name] = mask
-    questions, targets = [], {}
+    questions, targets, refused = [], {}, []
     for number, prop in enumerate(props):
-        question, target = _question(program, prop, number, explored.initial, check_filter,
-                                     unnamed_reward)
+        try:
+            question, target = _question(program, prop, number, explored.initial, check_filter,
+                                         unnamed_reward)
+        except ChainError as exc:
+            refused.append(str(exc))  # this property alone; the others are answered
+            continue
         questions.append(question)
         if target is not None:
             targets[question.target] = target
@@ -107,7 +111,7 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     name = Path(path).stem + (f" ({constants})" if constants else "")
     explored = dataclasses.replace(explored, rewards={
         reward or unnamed_reward: ids for reward, ids in explored.rewards.items()})
-    return Loaded(to_chain(name, path, explored, labels), tuple(questions))
+    return Loaded(to_chain(name, path, explored, labels), tuple(questions), refused=tuple(refused))
 
 
 def _constants_of(properties: str) -> list[str]:
