@@ -465,6 +465,10 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     if "graph" in report:
         lines.append(f"graph        {report['graph']['what']}: {mark(report['graph']['passed'])}")
+    if "stepped" in report:
+        st = report["stepped"]
+        lines.append(f"stepped      {st['what']}" + ("" if st.get("skipped") else
+                                                      f": {mark(st['passed'])}"))
     b = report.get("bounds")
     if b is not None:
         walked = (f"{b['moves']:,} moves" if "moves" in b else

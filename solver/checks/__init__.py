@@ -4,4 +4,5 @@ Monte Carlo of races
 (:mod:`.simulate`) and of chains (:mod:`.simulate_chain`), the independent solve modulo
 random primes (:mod:`.residue_check`; its compiled block solve :mod:`.blocks`) and a
 chain question's own system for it
-(:mod:`.reference`), and the verification tiers (:mod:`.verify`)."""
+(:mod:`.reference`), the check of a question over a fixed number of steps, stepped the
+other way (:mod:`.stepped`), and the verification tiers (:mod:`.verify`)."""

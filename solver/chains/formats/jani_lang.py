@@ -538,7 +538,8 @@ class _Reader:
             text = f"filter({function}, {text}, {states})"
         return Property(name=name, operator=operator, reward=reward, bound=bound, shape=shape,
                         left=left, right=right, right_text=show(right) if right is not None else "",
-                        function=function, states=states, text=text, where=where)
+                        function=function, states=states, text=text, where=where,
+                        left_text=show(left) if left is not None else "")
 
     def _path(self, path: Any, at: Pointer) -> tuple[str, Expr | None, Expr | None]:
         """A probability's path formula: its shape (``"U"``, ``"F"`` or what it is in

@@ -38,7 +38,8 @@ from ladders.solver.exact import mpq
 #: Filter functions with a value (or a truth) from the start, by PRISM's name.
 FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
 #: What the questions ladders answers look like, for refusals.
-ASK = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
+ASK = ("ladders answers P=? [F psi], [phi U psi], [X psi], [F<=k psi], [phi U<=k psi]; "
+       "R=? [F psi], [C<=k], [I=k]; T=? [F psi]; phi, psi over labels and expressions")
 
 
 #: How a filter is checked against the start: ``(function, compare, kind, starts,
@@ -99,14 +100,13 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     questions, targets, refused = [], {}, []
     for number, prop in enumerate(props):
         try:
-            question, target = _question(program, prop, number, explored.initial, check_filter,
-                                         unnamed_reward)
+            question, added = _question(program, prop, number, explored.initial, check_filter,
+                                        unnamed_reward)
         except ChainError as exc:
             refused.append(str(exc))  # this property alone; the others are answered
             continue
         questions.append(question)
-        if target is not None:
-            targets[question.target] = target
+        targets.update(added)
     labels = {**own, **label_states(explorer, explored.states, targets, given=masks)}
     name = Path(path).stem + (f" ({constants})" if constants else "")
     explored = dataclasses.replace(explored, rewards={
@@ -132,9 +132,9 @@ def _constants_of(properties: str) -> list[str]:
 
 
 def _question(program: Program, prop: Property, number: int, starts: int,
-              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, Expr | None]:
-    """The :class:`Question` of ``prop`` and, where its target is an expression, the
-    expression of the label to add for it (named by the question's ``target``)."""
+              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, dict[str, Expr]]:
+    """The :class:`Question` of ``prop`` and the labels to add for it where its state
+    formulas are expressions (by name: the question's ``target`` and ``through``)."""
     named = prop.name is not None
     shown = f'property "{prop.name}" ({prop.text})' if named else f"property {prop.text}"
     where = f"{prop.where}: {shown}"
@@ -143,37 +143,58 @@ def _question(program: Program, prop: Property, number: int, starts: int,
     if prop.function not in FILTERS:
         raise ChainError(f"{where}: filter({prop.function}, ...) is not a value ladders gives; "
                          "use min, max, avg, sum, forall, exists or values")
-    if prop.operator == "P":
-        kind, reward = "reach", None
-    elif prop.operator == "R":
-        kind, reward = "reward", _reward_of(program, prop.reward, where, unnamed_reward)
-    elif prop.operator == "T":
-        kind, reward = "reward", None
-    elif prop.operator == "S":
+    reward = None
+    shapes = {"P": ("F", "U", "X"), "R": ("F", "C", "I"), "T": ("F",)}
+    if prop.operator == "S":
         raise ChainError(f"{where}: a steady-state probability (S=?, LRA=?); {ASK}")
-    else:
+    if prop.operator not in shapes:
         raise ChainError(f"{where}: a state formula without P, R or T; {ASK}")
-    if prop.shape == "U":
-        left = prop.left
-        if kind != "reach" or left is None or not (left.op == "const" and left.value is True):
-            raise ChainError(f"{where}: an until with a left side (phi U psi); {ASK}")
-    elif prop.shape != "F":
-        raise ChainError(f"{where}: {prop.shape}; {ASK}")
+    if prop.shape not in shapes[prop.operator]:
+        what = {"U": "an until (U) inside R or T", "X": "next (X) inside R or T",
+                "C": "a cumulative reward (C<=k) inside P or T",
+                "I": "an instantaneous reward (I=k) inside P or T"}.get(prop.shape, prop.shape)
+        raise ChainError(f"{where}: {what}; {ASK}")
+    if prop.operator == "R":
+        reward = _reward_of(program, prop.reward, where, unnamed_reward)
+    kind = {"P": "reach", "R": "reward", "T": "reward"}[prop.operator]
+    if prop.shape == "X":
+        kind = "next"
+    elif prop.shape in ("C", "I"):
+        kind = "cumulative" if prop.shape == "C" else "instant"
+        items = program.rewards[prop.reward if prop.reward is not None else next(iter(program.rewards))]
+        if kind == "instant" and any(item.action is not None for item in items):
+            # the chain keeps a state's action rewards folded into its state reward;
+            # Storm counts only the state rewards at step k
+            raise ChainError(f"{where}: an instantaneous reward (I=k) of a reward structure with "
+                             "action rewards ([a] guard : value); Storm counts only its state "
+                             "rewards there: ask it of a structure of state rewards")
+    elif kind == "reward" and prop.steps is not None:
+        raise ChainError(f"{where}: a step bound on F inside R or T; {ASK}")
     compare = prop.bound
     check_filter(prop.function, compare, kind, starts, where)
     over = prop.function if starts > 1 and prop.function in ("min", "max") else None
     text = f"{prop.name}: {prop.text}" if named else prop.text
-    target = prop.right
-    assert target is not None
-    if target.op == "label":
-        return Question(kind=kind, target=str(target.value), reward=reward, text=text,
-                        compare=compare, over=over), None
-    label = prop.right_text if len(prop.right_text) <= MAX_NAME else \
-        f"target of {prop.name if named else number}"
-    if label in program.labels or label in ("init", "deadlock"):
-        label = f"target of {prop.name if named else number}"
-    return Question(kind=kind, target=label, reward=reward, text=text, compare=compare,
-                    over=over), target
+    labels: dict[str, Expr] = {}
+    own = prop.name if named else number
+
+    def label_for(formula: Expr | None, written: str, role: str) -> str | None:
+        """The label of a state formula: the model's, or one added, named by its text
+        (or by its role and the property where that is too long or taken)."""
+        if formula is None or (formula.op == "const" and formula.value is True and role == "path"):
+            return None
+        if formula.op == "label":
+            return str(formula.value)
+        name = written if 0 < len(written) <= MAX_NAME else f"{role} of {own}"
+        if name in program.labels or name in ("init", "deadlock"):
+            name = f"{role} of {own}"
+        labels[name] = formula
+        return name
+
+    target = label_for(prop.right, prop.right_text, "target")
+    through = label_for(prop.left, prop.left_text, "path") if prop.shape == "U" else None
+    steps = prop.steps if kind in ("reach", "cumulative", "instant") else None
+    return Question(kind=kind, target=target, reward=reward, text=text, compare=compare,
+                    over=over, through=through, steps=steps), labels
 
 
 def _reward_of(program: Program, wanted: str | None, where: str, unnamed: str) -> str:

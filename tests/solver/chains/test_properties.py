@@ -10,10 +10,13 @@ PRISM's explicit files and DRN (labels and the chain's own rewards as atoms).
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+import ladders
+from ladders.solver.chains.formats import load_chain
 from test_hostile import ladders as cli
 from test_hostile import refused
 
@@ -47,3 +50,133 @@ def test_a_file_of_refused_properties_is_exit_2(tmp_path: Path) -> None:
     props = write(tmp_path / "none.props", 'P=? [G !"done"];\nP=? [!"one" W "done"];\n')
     refused(cli("solve", str(DIE), "--properties", props),
             f"{props}: no property can be answered", "none.props:1:1", "none.props:2:1")
+
+
+# ---------------------------------------------------------------- Storm, the referee
+WALK = """\
+dtmc
+const int N;
+module walk
+  x : [0..N];
+  k : [0..20];
+  [] x>0 & x<N -> 1/2 : (x'=x-1) & (k'=mod(k+pow(2,x), 7)) + 1/2 : (x'=x+1) & (k'=floor(k/2));
+  [] x=0 -> (k'= x=0 ? ceil(k/3) : k);
+endmodule
+init (x=1 | x=2) & k=0 endinit
+label "right" = x=N;
+rewards "steps"
+  true : 1;
+endrewards
+rewards "far"
+  x>1 : x/2;
+endrewards
+"""
+
+
+def storm_values(model: str, text: str, constants: str | None = None) -> list[Fraction]:
+    """Storm's exact value of each property of ``text`` (its filter over the initial
+    states applied: min, max, or the average)."""
+    stormpy = pytest.importorskip("stormpy")
+    program = stormpy.parse_prism_program(model, prism_compatibility=True)
+    props = stormpy.parse_properties(text, program)
+    if constants:
+        program, props = stormpy.instantiate_constants(program, constants, props)
+    built = stormpy.build_model[stormpy.Rational](program, props)
+    out = []
+    for prop in props:
+        result = stormpy.model_checking(built, prop, only_initial_states=True)
+        values = [Fraction(str(result.get_value(i))) for i in built.initial_states]
+        how = str(prop).split("Obtain ", 1)[-1]
+        out.append(max(values) if how.startswith("the maximum") else
+                   min(values) if how.startswith("the min") else sum(values) / len(values))
+    return out
+
+
+def ours(model: str, text: str, tmp_path: Path, constants: str | None = None,
+         **keywords: str) -> list[Fraction]:
+    """ladders' answer of each property, solved and checked (every check passes)."""
+    loaded = load_chain(model, properties=write(tmp_path / "asked.props", text),
+                        constants=constants, **keywords)
+    assert loaded.refused == ()
+    solutions = ladders.solve_all(loaded)
+    assert all(s.passed for s in solutions), [s.verified for s in solutions]
+    return [Fraction(str(next(iter(s.answers.values())))) for s in solutions]
+
+
+DIE_ASKED = """\
+"u": P=? [ !"one" U "done" ];
+"u2": P=? [ s!=2 & s!=6 U d>=5 | d=1 ];
+"x": P=? [ X s=1 ];
+"xs": P=? [ X s!=0 ];
+"f3": P=? [ F<=3 "done" ];
+"f10": P=? [ F<=10 d=1 ];
+"f0": P=? [ F<=0 s=0 ];
+"lt": P=? [ F<4 "done" ];
+"u5": P=? [ s!=2 U<=5 "done" ];
+"c5": R{"coin_flips"}=? [ C<=5 ];
+"c0": R{"half"}=? [ C<=0 ];
+"i2": R{"half"}=? [ I=2 ];
+"i0": R{"half"}=? [ I=0 ];
+"""
+
+
+def test_until_next_and_bounded_forms_equal_storm(tmp_path: Path) -> None:
+    """Until with a left side, next, F<=k, F<k, U<=k, C<=k and I=k on Knuth and Yao's
+    die: each ``==`` Storm's exact value."""
+    expected = storm_values(str(DIE), DIE_ASKED)
+    got = ours(str(DIE), DIE_ASKED, tmp_path)
+    assert got == expected
+    assert got[:4] == [1, Fraction(1, 6), Fraction(1, 2), 1]
+
+
+WALK_ASKED = """\
+"a": filter(avg, P=? [ x!=0 U "right" ], "init");
+"g": filter(min, P=? [ k<5 U "right" ], "init");
+"h": filter(max, P=? [ k<5 U x=0 ], "init");
+"b": filter(min, P=? [ F<=7 "right" ], "init");
+"c": filter(max, P=? [ x>0 U<=9 "right" ], "init");
+"d": filter(max, P=? [ X x=2 ], "init");
+"e": filter(min, R{"steps"}=? [ C<=6 ], "init");
+"f": filter(avg, R{"far"}=? [ I=6 ], "init");
+"l": filter(max, R{"far"}=? [ C<=300 ], "init");
+"""
+
+
+def test_forms_over_several_initial_states_equal_storm(tmp_path: Path) -> None:
+    """A walk with cycles and two initial states: the least, greatest and average over
+    them ``==`` Storm's, 300 steps included."""
+    model = write(tmp_path / "walk.prism", WALK)
+    assert ours(model, WALK_ASKED, tmp_path, "N=5") == storm_values(model, WALK_ASKED, "N=5")
+
+
+def test_the_stepped_check_catches_a_wrong_value() -> None:
+    """The forward stepping is a check: a plan whose value is off by the least amount
+    fails it."""
+    import dataclasses
+
+    from ladders.solver.chains.questions import Question, plan_question
+    from ladders.solver.checks.stepped import check_stepped
+    chain = load_chain(str(DIE)).chain
+    question = Question("reach", "done", steps=3)
+    plan = plan_question(chain, question)
+    assert check_stepped(chain, question, plan)["passed"]
+    (name,) = plan.names
+    wrong = dataclasses.replace(plan, known={name: plan.known[name] + Fraction(1, 2**40)})
+    assert not check_stepped(chain, question, wrong)["passed"]
+
+
+def test_a_question_keeps_its_path_and_steps_in_a_store() -> None:
+    from ladders.solver.chains.questions import Question
+    for question in (Question("reach", "done", through="one", steps=4),
+                     Question("cumulative", reward="half", steps=7), Question("next", "done")):
+        assert Question.from_json(json.loads(json.dumps(question.to_json()))) == question
+
+
+def test_instantaneous_reward_of_action_rewards_is_refused(tmp_path: Path) -> None:
+    """Storm counts only state rewards at step k (and refuses a structure without
+    any); the chain keeps action rewards folded into the state's: refused, by itself."""
+    loaded = load_chain(str(DIE), properties=write(tmp_path / "i.props",
+                                                   '"ia": R{"coin_flips"}=? [ I=2 ];\n'
+                                                   '"ih": R{"half"}=? [ I=2 ];\n'))
+    assert [q.answer_name for q in loaded.questions] == ["ih"]
+    assert "action rewards" in loaded.refused[0]

@@ -302,11 +302,12 @@ def test_constants_are_all_required(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("prop", "words"), [
-    ('P=? [F<=3 "right"]', "a bounded eventually (F<=k)"),
-    ('P=? [x<3 U "right"]', "an until with a left side"),
+    ('P=? [F>=3 "right"]', "a lower or interval time bound (F>=k, F[a,b])"),
+    ('P=? [x<3 U[1,4] "right"]', "a lower or interval time bound (U>=k, U[a,b])"),
     ('P=? [G "right"]', "globally (G)"),
     ('S=? ["right"]', "a steady-state probability"),
-    ('R{"steps"}=? [C<=3]', "a cumulative reward (C<=k)"),
+    ('T=? [C<=3]', "a cumulative reward (C<=k) inside P or T"),
+    ('R{"steps"}=? [F<=3 "right"]', "a step bound on F inside R or T"),
     ('filter(argmin, P=? [F "right"], "init")', "filter(argmin, ...) asks for states"),
     ('filter(avg, P=? [F "right"], x=1)', 'a filter over an expression; filter over "init"'),
 ])
