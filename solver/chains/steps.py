@@ -19,7 +19,8 @@ at once: the least or greatest over several initial states needs each one);
 start, the other way round, and the check (:mod:`ladders.solver.checks.stepped`)
 compares the two. Both keep only the states reached within ``k`` steps of the start
 (a state ``d`` steps away needs ``x_{k-d}``, which needs only states ``d + 1`` away),
-and both are exact integer arithmetic: every row is scaled to the common denominator
+and both stop early where nothing can change any more (backward: ``x_t = x_{t-1}``;
+forward: no mass left on the way), and both are exact integer arithmetic: every row is scaled to the common denominator
 ``L`` of the rows kept, so ``x_t = X_t / (R L^t)`` with integers ``X_t`` (``R``: the
 reward's common denominator), one multiplication and one addition a transition a step
 over Python integers (``mpz``) in NumPy object arrays.
@@ -173,7 +174,9 @@ def stepped_values(chain: Chain, stepping: Stepping) -> dict[int, mpq]:
         x, den = _pick(goal, mpz(1), mpz(0)), mpz(1)
         for _ in range(stepping.k):
             den *= scale
-            x = _pick(alive, _row_sums(kept, x), _pick(goal, den, mpz(0)))
+            last, x = x, _pick(alive, _row_sums(kept, x), _pick(goal, den, mpz(0)))
+            if all(a == b * scale for a, b in zip(x.tolist(), last.tolist())):
+                break  # x_t = x_{t-1}: every later step gives it again (an acyclic chain's depth)
     elif stepping.kind == "cumulative":
         x, den = zero.copy(), mpz(common)
         power = mpz(1)
@@ -235,6 +238,8 @@ def stepped_forward(chain: Chain, stepping: Stepping,
             den *= scale
             hit = hit * scale + sum(v[goal], mpz(0))
             v = _pick(alive, v, mpz(0))
+            if not any(v.tolist()):
+                break  # no mass left on the way: no later step adds any
         return mpq(hit, den)
     if stepping.kind == "cumulative":
         total, total_den = mpq(0), den * common
