@@ -87,6 +87,9 @@ def _chain_problems(model: Any, players: int, target: str | None,
     if target is not None:
         model.chain.label_mask(target)
         return [ChainProblem(model.chain, Question("reach", target), model.source)]
+    if model.refused and not model.questions:
+        raise ValueError(f"no property of {model.chain.name} can be answered: "
+                         + "; ".join(model.refused))
     questions = list(model.questions) or [Question()]
     if prop is not None:
         chosen = [q for q in questions if q.answer_name == prop]
@@ -94,7 +97,8 @@ def _chain_problems(model: Any, players: int, target: str | None,
             names = ", ".join(q.answer_name for q in questions) or "none"
             raise ValueError(f"no property {prop!r} in {model.chain.name}; its properties: {names}")
         questions = chosen
-    return [ChainProblem(model.chain, q, model.source) for q in questions]
+    from ladders.solver.chains.problem import ask_chain
+    return [ask_chain(model.chain, q, model.source) for q in questions]
 
 
 def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,

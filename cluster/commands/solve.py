@@ -157,6 +157,10 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         chains, refused = asked
         if table_path:
             raise click.UsageError("--table is for races of two players, not chains")
+        if checkpoint and any(c.source is None for c in chains):
+            raise click.UsageError("--checkpoint keeps a run of a chain file's question, and a "
+                                   "long-run question (S=?) is asked of a chain made from it; "
+                                   "leave --checkpoint out (it needs no run store)")
         if checkpoint and len(chains) > 1:
             raise click.UsageError(f"--checkpoint keeps one question's run, and {board} asks "
                                    f"{len(chains)}: pick one with --target, or a properties "
@@ -242,17 +246,25 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]
     else:
-        if loaded.refused and not loaded.questions:
-            from ladders.solver.chains.model import ChainError
-            raise ChainError(f"{properties or board}: no property can be answered: "
-                             + "; ".join(loaded.refused))
-        if properties and not loaded.questions:
+        if properties and not loaded.questions and not loaded.refused:
             raise click.UsageError(f"{properties} asks no property; write one such as "
                                    '"p1": P=? [ F "goal" ];, or leave --properties out for '
                                    "where the chain ends")
-        questions = list(loaded.questions) or [Question()]
-    return [ChainProblem(loaded.chain, q, loaded.source) for q in questions], \
-        (() if target else loaded.refused)
+        questions = list(loaded.questions) or ([] if loaded.refused else [Question()])
+    if target:
+        return [ChainProblem(loaded.chain, q, loaded.source) for q in questions], ()
+    from ladders.solver.chains.model import ChainError
+    from ladders.solver.chains.problem import ask_chain
+    problems, refused = [], list(loaded.refused)
+    for question in questions:
+        try:
+            problems.append(ask_chain(loaded.chain, question, loaded.source))
+        except ChainError as exc:  # this question alone (a long run beyond reach)
+            refused.append(f"property {question.text}: {exc}")
+    if not problems:
+        raise ChainError(f"{properties or board}: no property can be answered: "
+                         + "; ".join(refused))
+    return problems, tuple(refused)
 
 
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,

@@ -247,6 +247,18 @@ def _compare(value: mpq | None, op: str, bound: mpq) -> bool:
             ">=": value >= bound}[op]
 
 
+def ask_chain(chain: Chain, question: Question, source: dict[str, Any] | None = None
+              ) -> ChainProblem:
+    """The problem of asking ``question`` of ``chain``: a long-run question (``S=?``)
+    is asked as reaching ``yes`` of its long-run chain
+    (:mod:`ladders.solver.chains.long_run`; kept in memory only, no ``source``), any
+    other of the chain itself."""
+    if question.kind == "steady":
+        from ladders.solver.chains.long_run import long_run_chain, long_run_question
+        return ChainProblem(long_run_chain(chain, question), long_run_question(question))
+    return ChainProblem(chain, question, source)
+
+
 def meeting_chain(board: Any, players: int) -> Chain:
     """The joint chain of ``players`` pieces on ``board`` under its ``meet`` rule: the
     module ``ladders.solver.games.RULE`` builds it with ``RULE_chain(board, players)``

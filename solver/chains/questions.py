@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ladders.solver.chains.steps import Stepping
 
 #: The kinds of question (see the module docstring).
-KINDS = ("absorb", "reach", "reward", "next", "cumulative", "instant")
+KINDS = ("absorb", "reach", "reward", "next", "cumulative", "instant", "steady")
 #: The kinds answered by stepping the chain, never by a system
 #: (:mod:`ladders.solver.chains.steps`); a ``reach`` question with ``steps`` is one too.
 STEPPED = ("next", "cumulative", "instant")
@@ -75,7 +75,7 @@ class Question:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown question {self.kind!r}; use one of {', '.join(KINDS)}")
-        if self.kind in ("reach", "reward", "next") and self.target is None:
+        if self.kind in ("reach", "reward", "next", "steady") and self.target is None:
             raise ValueError(f"a {self.kind} question needs a target label")
         if self.kind in ("cumulative", "instant") and self.steps is None:
             raise ValueError(f"a {self.kind} question needs a number of steps")
@@ -106,6 +106,8 @@ class Question:
             return f'P=? [{left}{bound} "{self.target}"]'
         if self.kind == "next":
             return f'P=? [X "{self.target}"]'
+        if self.kind == "steady":
+            return f'S=? ["{self.target}"]'
         what = f'R{{"{self.reward}"}}' if self.reward else "T"
         if self.kind == "cumulative":
             return f"{what}=? [C<={self.steps}]"
@@ -234,6 +236,9 @@ def plan_question(chain: Chain, question: Question) -> Plan:
                     {name: groups[name] for name in names}, chain.start)
     if question.stepped:
         return _stepped_plan(chain, question)
+    if question.kind == "steady":
+        raise ValueError("a long-run question is a reach question of its long-run chain "
+                         "(ladders.solver.chains.long_run; ask_chain makes it)")
     target = chain.label_mask(question.target)  # type: ignore[arg-type]
     name = question.answer_name
     if question.kind == "reach":

@@ -951,7 +951,10 @@ def _property(p: Parser) -> dict[str, object]:
             else:
                 raise p.error("'=?' or a bound (>=, >, <=, <) after the operator")
         p.expect("[", "'['")
-        path = _path(p)
+        if op == "S":  # the long run of a state formula: S=? [phi]
+            path: dict[str, object] = {"shape": "S", "left": None, "right": p.expression()}
+        else:
+            path = _path(p)
         p.expect("]", "']'")
         return {"operator": op, "reward": reward, "bound": bound, "at": tok, **path}
     expr = p.expression()

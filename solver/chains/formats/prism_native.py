@@ -39,7 +39,8 @@ from ladders.solver.exact import mpq
 FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
 #: What the questions ladders answers look like, for refusals.
 ASK = ("ladders answers P=? [F psi], [phi U psi], [X psi], [F<=k psi], [phi U<=k psi]; "
-       "R=? [F psi], [C<=k], [I=k]; T=? [F psi]; phi, psi over labels and expressions")
+       "R=? [F psi], [C<=k], [I=k]; T=? [F psi]; S=? [psi]; phi, psi over labels and "
+       "expressions")
 
 
 #: How a filter is checked against the start: ``(function, compare, kind, starts,
@@ -144,9 +145,7 @@ def _question(program: Program, prop: Property, number: int, starts: int,
         raise ChainError(f"{where}: filter({prop.function}, ...) is not a value ladders gives; "
                          "use min, max, avg, sum, forall, exists or values")
     reward = None
-    shapes = {"P": ("F", "U", "X"), "R": ("F", "C", "I"), "T": ("F",)}
-    if prop.operator == "S":
-        raise ChainError(f"{where}: a steady-state probability (S=?, LRA=?); {ASK}")
+    shapes = {"P": ("F", "U", "X"), "R": ("F", "C", "I"), "T": ("F",), "S": ("S",)}
     if prop.operator not in shapes:
         raise ChainError(f"{where}: a state formula without P, R or T; {ASK}")
     if prop.shape not in shapes[prop.operator]:
@@ -156,7 +155,7 @@ def _question(program: Program, prop: Property, number: int, starts: int,
         raise ChainError(f"{where}: {what}; {ASK}")
     if prop.operator == "R":
         reward = _reward_of(program, prop.reward, where, unnamed_reward)
-    kind = {"P": "reach", "R": "reward", "T": "reward"}[prop.operator]
+    kind = {"P": "reach", "R": "reward", "T": "reward", "S": "steady"}[prop.operator]
     if prop.shape == "X":
         kind = "next"
     elif prop.shape in ("C", "I"):

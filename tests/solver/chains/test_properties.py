@@ -180,3 +180,58 @@ def test_instantaneous_reward_of_action_rewards_is_refused(tmp_path: Path) -> No
                                                    '"ih": R{"half"}=? [ I=2 ];\n'))
     assert [q.answer_name for q in loaded.questions] == ["ih"]
     assert "action rewards" in loaded.refused[0]
+
+
+# ---------------------------------------------------------------- the long run
+LONG_RUN = """\
+dtmc
+const int M;
+module m
+  s : [0..6] init 0;
+  [] s=0 -> 1/3:(s'=1) + 2/3:(s'=4);
+  [] s=1 -> (s'=2);
+  [] s=2 -> 1/2:(s'=3) + 1/2:(s'=1);
+  [] s=3 -> (s'=1);
+  [] s=4 -> 1/5:(s'=5) + 4/5:(s'=4);
+  [] s=5 -> 2/7:(s'=6) + 5/7:(s'=4);
+  [] s=6 -> (s'=4);
+endmodule
+module ring
+  x : [0..M-1] init 0;
+  [] true -> 1/3:(x'=mod(x+1,M)) + 1/3:(x'=mod(x*7+3,M)) + 1/3:(x'=x);
+endmodule
+label "odd" = s=1 | s=3 | s=5;
+"""
+LONG_RUN_ASKED = """\
+"a": S=? [ "odd" ];
+"b": S=? [ x<10 ];
+"c": S=? [ x<10 & "odd" | s=6 ];
+"d": S=? [ s=0 ];
+"""
+
+
+def test_the_long_run_equals_storm(tmp_path: Path) -> None:
+    """Two bottom components of 60 states each (one periodic), reached with 1/3 and
+    2/3: S=? ``==`` Storm's exact long-run values; on the die (absorbing) it is where
+    the chain ends."""
+    model = write(tmp_path / "lr.prism", LONG_RUN)
+    got = ours(model, LONG_RUN_ASKED, tmp_path, "M=20")
+    assert got == storm_values(model, LONG_RUN_ASKED, "M=20")
+    assert got[3] == 0
+    walk = write(tmp_path / "walk.prism", WALK)
+    asked = 'filter(avg, S=? [ "right" ], "init");\nfilter(max, S=? [ k<3 ], "init");\n'
+    assert ours(walk, asked, tmp_path, "N=5") == storm_values(walk, asked, "N=5")
+    assert ours(str(DIE), 'S=? [ "one" ];', tmp_path) == [Fraction(1, 6)]
+
+
+def test_a_bottom_component_too_big_is_refused_by_itself(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from ladders.cluster.commands.solve import chain_problems
+    from ladders.solver.chains import long_run
+    monkeypatch.setattr(long_run, "MAX_COMPONENT", 50)
+    model = write(tmp_path / "lr.prism", LONG_RUN)
+    props = write(tmp_path / "lr.props", '"b": S=? [ x<10 ];\n"p": P=? [ F s=4 ];\n')
+    problems, refused = chain_problems(model, None, None, 1, None, None, props, "M=20")
+    assert [p.question.answer_name for p in problems] == ["p"]
+    (line,) = refused
+    assert "a bottom component of 60 states" in line and "up to 50 states" in line

@@ -305,7 +305,7 @@ def test_constants_are_all_required(tmp_path: Path) -> None:
     ('P=? [F>=3 "right"]', "a lower or interval time bound (F>=k, F[a,b])"),
     ('P=? [x<3 U[1,4] "right"]', "a lower or interval time bound (U>=k, U[a,b])"),
     ('P=? [G "right"]', "globally (G)"),
-    ('S=? ["right"]', "a steady-state probability"),
+    ('R{"steps"}=? [S]', "a long-run average (S, LRA)"),
     ('T=? [C<=3]', "a cumulative reward (C<=k) inside P or T"),
     ('R{"steps"}=? [F<=3 "right"]', "a step bound on F inside R or T"),
     ('filter(argmin, P=? [F "right"], "init")', "filter(argmin, ...) asks for states"),
