@@ -21,6 +21,8 @@ The formats here: the chain TOML (:mod:`.toml_chain`), PRISM's explicit files
 (:mod:`.drn`), and PRISM and JANI models (:mod:`.prism`): read by ladders itself
 (:mod:`.prism_lang`, the PRISM language; :mod:`.jani_lang`, JANI; :mod:`.prism_native`,
 the model and its properties built into a chain), or by Storm with ``--builder storm``.
+A chain file's ``--properties`` (the TOML, ``.tra`` and DRN take them) are read by the
+same property reader, over the chain's labels and rewards (:mod:`.chain_properties`).
 """
 
 from __future__ import annotations

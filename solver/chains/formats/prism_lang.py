@@ -857,15 +857,15 @@ class Property:
 _PATH_WORDS = {"G": "globally (G)", "X": "next (X)", "W": "weak until (W)", "R": "release (R)"}
 
 
-def read_properties(path: str, model: Model, given: dict[str, str],
+def read_properties(path: str, model: Model | Scope, given: dict[str, str],
                     text: str | None = None) -> tuple[list[Property], list[str], dict[str, Expr]]:
-    """The properties of the file ``path`` over ``model``, with the constants ``given``;
-    also the names of the file's constants without a value, and the labels the file
-    defines."""
+    """The properties of the file ``path`` over ``model`` (or over the names of a
+    scope: a chain file's labels), with the constants ``given``; also the names of the
+    file's constants without a value, and the labels the file defines."""
     if text is None:
         text = _read(path, "properties")
     p = Parser(text, path)
-    scope = model.scope
+    scope = model.scope if isinstance(model, Model) else model
     scope.source = path
     props: list[Property] = []
     missing: list[str] = []

@@ -21,7 +21,7 @@ rewards equal those Storm builds from the same model (the tests compare them).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ from ladders.solver.chains.formats.prism_lang import (
 )
 from ladders.solver.chains.model import MAX_NAME, ChainError
 from ladders.solver.chains.questions import Question
-from ladders.solver.chains.symbolic import Expr, Program
+from ladders.solver.chains.symbolic import Expr
 from ladders.solver.exact import mpq
 
 #: Filter functions with a value (or a truth) from the start, by PRISM's name.
@@ -99,10 +99,12 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
         mask[members] = True
         masks[name] = mask
     questions, targets, refused = [], {}, []
+    acted = {name: any(item.action is not None for item in items)
+             for name, items in program.rewards.items()}
     for number, prop in enumerate(props):
         try:
-            question, added = _question(program, prop, number, explored.initial, check_filter,
-                                        unnamed_reward)
+            question, added = _question(program.labels, acted, prop, number, explored.initial,
+                                        check_filter, unnamed_reward)
         except ChainError as exc:
             refused.append(str(exc))  # this property alone; the others are answered
             continue
@@ -132,10 +134,14 @@ def _constants_of(properties: str) -> list[str]:
     return out
 
 
-def _question(program: Program, prop: Property, number: int, starts: int,
-              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, dict[str, Expr]]:
-    """The :class:`Question` of ``prop`` and the labels to add for it where its state
-    formulas are expressions (by name: the question's ``target`` and ``through``)."""
+def _question(known_labels: Collection[str], rewards: Mapping[str, bool], prop: Property,
+              number: int, starts: int, check_filter: FilterCheck,
+              unnamed_reward: str) -> tuple[Question, dict[str, Expr]]:
+    """The :class:`Question` of ``prop`` over a model or chain with the labels
+    ``known_labels`` and the reward structures ``rewards`` (by name as the properties
+    write it, ``""`` for an unnamed one: whether it has action rewards), and the labels
+    to add for it where its state formulas are expressions (by name: the question's
+    ``target`` and ``through``)."""
     named = prop.name is not None
     shown = f'property "{prop.name}" ({prop.text})' if named else f"property {prop.text}"
     where = f"{prop.where}: {shown}"
@@ -154,19 +160,20 @@ def _question(program: Program, prop: Property, number: int, starts: int,
                 "I": "an instantaneous reward (I=k) inside P or T"}.get(prop.shape, prop.shape)
         raise ChainError(f"{where}: {what}; {ASK}")
     if prop.operator == "R":
-        reward = _reward_of(program, prop.reward, where, unnamed_reward)
+        reward = _reward_of(list(rewards), prop.reward, where, unnamed_reward)
     kind = {"P": "reach", "R": "reward", "T": "reward", "S": "steady"}[prop.operator]
     if prop.shape == "X":
         kind = "next"
     elif prop.shape in ("C", "I"):
         kind = "cumulative" if prop.shape == "C" else "instant"
-        items = program.rewards[prop.reward if prop.reward is not None else next(iter(program.rewards))]
-        if kind == "instant" and any(item.action is not None for item in items):
+        if kind == "instant" and rewards[prop.reward if prop.reward is not None else
+                                         next(iter(rewards))]:
             # the chain keeps a state's action rewards folded into its state reward;
             # Storm counts only the state rewards at step k
             raise ChainError(f"{where}: an instantaneous reward (I=k) of a reward structure with "
-                             "action rewards ([a] guard : value); Storm counts only its state "
-                             "rewards there: ask it of a structure of state rewards")
+                             "action or transition rewards; Storm counts only its state rewards "
+                             "there, and the chain holds them folded together: ask it of a "
+                             "structure of state rewards")
     elif kind == "reward" and prop.steps is not None:
         raise ChainError(f"{where}: a step bound on F inside R or T; {ASK}")
     compare = prop.bound
@@ -184,7 +191,7 @@ def _question(program: Program, prop: Property, number: int, starts: int,
         if formula.op == "label":
             return str(formula.value)
         name = written if 0 < len(written) <= MAX_NAME else f"{role} of {own}"
-        if name in program.labels or name in ("init", "deadlock"):
+        if name in known_labels or name in ("init", "deadlock"):
             name = f"{role} of {own}"
         labels[name] = formula
         return name
@@ -196,10 +203,9 @@ def _question(program: Program, prop: Property, number: int, starts: int,
                     over=over, through=through, steps=steps), labels
 
 
-def _reward_of(program: Program, wanted: str | None, where: str, unnamed: str) -> str:
-    """The chain's name of the reward structure ``R{...}`` asks for (``R`` alone: the
-    model's only one)."""
-    names = list(program.rewards)
+def _reward_of(names: list[str], wanted: str | None, where: str, unnamed: str) -> str:
+    """The chain's name of the reward structure ``R{...}`` asks for among ``names``
+    (``R`` alone: the model's only one)."""
     if wanted is not None:
         if wanted not in names:
             known = ", ".join(f'"{n}"' for n in names) or "none"

@@ -179,7 +179,7 @@ def test_instantaneous_reward_of_action_rewards_is_refused(tmp_path: Path) -> No
                                                    '"ia": R{"coin_flips"}=? [ I=2 ];\n'
                                                    '"ih": R{"half"}=? [ I=2 ];\n'))
     assert [q.answer_name for q in loaded.questions] == ["ih"]
-    assert "action rewards" in loaded.refused[0]
+    assert "action or transition rewards" in loaded.refused[0]
 
 
 # ---------------------------------------------------------------- the long run
@@ -235,3 +235,103 @@ def test_a_bottom_component_too_big_is_refused_by_itself(tmp_path: Path,
     assert [p.question.answer_name for p in problems] == ["p"]
     (line,) = refused
     assert "a bottom component of 60 states" in line and "up to 50 states" in line
+
+
+# ---------------------------------------------------------------- chain files
+LABEL_ASKED = """\
+"u": P=? [ !"one" U "done" ];
+"x": P=? [ X !"done" ];
+"f3": P=? [ F<=3 "done" ];
+"u5": P=? [ !"one" U<=5 "done" ];
+"c5": R{"coin_flips"}=? [ C<=5 ];
+"i2": R{"half"}=? [ I=2 ];
+"r": R{"coin_flips"}=? [ F "done" ];
+"t": T=? [ F "done" & !"one" | "one" ];
+"s": S=? [ "one" ];
+"e": P=? [ F "done" & !"one" ];
+"""
+
+
+@pytest.mark.parametrize("name", ["die.drn", "die.tra"])
+def test_properties_of_explicit_files_equal_storm(tmp_path: Path, name: str) -> None:
+    """Storm's own export of the die (DRN; PRISM's .tra, .lab, .srew, .trew) asked with
+    labels as atoms and its own rewards: ``==`` Storm's answers on the PRISM model."""
+    expected = storm_values(str(DIE), LABEL_ASKED)
+    assert ours(str(FIXTURES / name), LABEL_ASKED, tmp_path) == expected
+
+
+def test_instantaneous_reward_of_transition_rewards_is_refused_on_files(tmp_path: Path) -> None:
+    for name in ("die.drn", "die.tra"):
+        loaded = load_chain(str(FIXTURES / name), properties=write(
+            tmp_path / "i.props", 'R{"coin_flips"}=? [ I=2 ];\nR{"half"}=? [ I=2 ];\n'))
+        assert len(loaded.questions) == 1 and "transition rewards" in loaded.refused[0]
+
+
+RUIN_TOML = """\
+start = { "1" = "1/2", "2" = "1/2" }
+[transitions]
+"1" = { "0" = "2/3", "2" = "1/3" }
+"2" = { "1" = "2/3", "3" = "1/3" }
+"3" = { "2" = "2/3", "4" = "1/3" }
+[labels]
+broke = ["0"]
+rich = ["4"]
+low = ["0", "1"]
+[rewards.coins]
+"1" = "1"
+"2" = "2"
+"3" = "3"
+"""
+RUIN_PRISM = """\
+dtmc
+module ruin
+  s : [0..4];
+  [] s>0 & s<4 -> 2/3 : (s'=s-1) + 1/3 : (s'=s+1);
+endmodule
+init s=1 | s=2 endinit
+label "broke" = s=0;
+label "rich" = s=4;
+label "low" = s<=1;
+rewards "coins"
+  s>0 & s<4 : s;
+endrewards
+"""
+RUIN_ASKED = """\
+"rich": filter(avg, P=? [ F "rich" ], "init");
+"lowrich": filter(avg, P=? [ !"low" U "rich" ], "init");
+"x": filter(avg, P=? [ X "low" & !"broke" ], "init");
+"f3": filter(avg, P=? [ F<=3 "rich" | "broke" ], "init");
+"coins": filter(avg, R{"coins"}=? [ F "rich" | "broke" ], "init");
+"c4": filter(avg, R=? [ C<=4 ], "init");
+"i2": filter(avg, R{"coins"}=? [ I=2 ], "init");
+"s": filter(avg, S=? [ "broke" ], "init");
+"min": filter(min, P=? [ F "rich" ], "init");
+"max": filter(max, P=? [ "low" U<=6 "broke" ], "init");
+"""
+
+
+def test_properties_of_a_toml_chain_equal_storm(tmp_path: Path) -> None:
+    """A TOML chain's labels and rewards, its start a distribution: ``==`` Storm's on
+    the same chain written in PRISM (two initial states, averaged); a plain query is
+    the distribution's value."""
+    toml = write(tmp_path / "ruin.toml", RUIN_TOML)
+    prism = write(tmp_path / "ruin.prism", RUIN_PRISM)
+    got = ours(toml, RUIN_ASKED, tmp_path)
+    assert got == storm_values(prism, RUIN_ASKED)
+    assert got[0] == Fraction(2, 15)  # (2^i - 1) / 15 from i = 1 and 2, averaged
+    assert ours(toml, 'P=? [ F "rich" ];', tmp_path) == [Fraction(2, 15)]
+
+
+def test_a_chain_files_target_of_any_length_and_its_errors(tmp_path: Path) -> None:
+    """A state formula of 400 characters over labels becomes a label of a short
+    made-up name; a bare name (a variable) is refused with the labels there are."""
+    toml = write(tmp_path / "ruin.toml", RUIN_TOML)
+    long = " | ".join(['"rich"'] * 40 + ['"broke"'] * 20)
+    assert len(long) > 400
+    loaded = load_chain(toml, properties=write(tmp_path / "l.props", f'"w": P=? [ F {long} ];'))
+    (question,) = loaded.questions
+    assert question.target == "target of w"
+    assert ours(toml, f"P=? [ F {long} ];", tmp_path) == [1]
+    proc = cli("solve", toml, "--properties", write(tmp_path / "v.props", "P=? [ F s=4 ];"))
+    refused(proc, "v.props:1:9: unknown name 's'", 'name its labels in quotes ("broke", '
+            '"deadlock", "low", "rich")')
