@@ -85,8 +85,12 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Chain files: the probability of ever reaching the states labelled LABEL "
               "(instead of where the chain ends and the expected steps).")
 @click.option("--properties", "properties", metavar="FILE", default=None,
-              help="PRISM and JANI models: a properties file (P=? [F phi], R=? [F phi], "
-              "filter(...) forms); a .jani file's own properties are used without it.")
+              help="A PRISM properties file: P=? [F psi], [phi U psi], [X psi], [F<=k psi], "
+              "[phi U<=k psi]; R=? [F psi], [C<=k], [I=k]; T=? [F psi]; S=? [psi]; P>=b forms "
+              "and filter(..., \"init\"). On PRISM and JANI models (a .jani file's own "
+              "properties are used without it) and on chain files (.toml, .tra, .drn: over "
+              "their labels, \"a\" & !\"b\", and rewards). A property that cannot be "
+              "answered is refused by itself; the others are answered.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
               help="PRISM and JANI models: values of the model's open constants.")
 @click.option("--builder", type=click.Choice(["ladders", "storm"]), default=None,

@@ -1,20 +1,30 @@
 """What is asked of a chain, and the sparse integer system that answers it.
 
-Three questions, each from the start distribution ``pi_0``:
+The kinds of question (:data:`KINDS`), each from the start distribution ``pi_0``
+(``P`` the matrix, ``rho`` a state reward, ``phi``, ``psi`` sets of states: labels):
 
 - ``absorb``: the probability of ending in each named group ``a`` of absorbing states
   (a label's states, or one unlabelled state: :attr:`Chain.end_names` is the rule),
   ``x_a = P(F a)``, and the expected number of steps ``E[T]`` until absorption
   (``Infinity`` where the chain is not absorbed with probability 1, as Storm reports it);
   the ``x_a`` sum to 1 exactly when ``E[T]`` is finite;
-- ``reach``: ``P(F phi)`` for a labelled set ``phi`` (PRISM's ``P=? [F phi]``);
+- ``reach``: ``P(F psi)`` for a labelled set ``psi`` (PRISM's ``P=? [F psi]``), and with
+  ``through`` the set ``phi`` a path may pass first, ``P(phi U psi)`` (``P=? [phi U psi]``:
+  the same system over the states of ``phi`` only; a state outside ``phi`` and ``psi``
+  is 0); with ``steps`` k, ``P(phi U<=k psi)`` (``F<=k``, ``U<=k``), stepped (below);
 - ``reward``: the expected reward accumulated until ``phi`` is reached,
   ``R=? [F phi]`` (``T=? [F phi]``: a reward of 1 a step); ``Infinity`` where ``phi``
   is missed with positive probability. Over several initial states (``filter(min|max,
   ..., "init")``) each state's value is its own, ``Infinity`` included, and the least
-  or greatest of them is the answer, as Storm gives it.
+  or greatest of them is the answer, as Storm gives it;
+- stepped, no system (:mod:`ladders.solver.chains.steps`): ``next``,
+  ``P(X psi) = sum_s pi_0(s) sum_{j in psi} P(s, j)``; ``cumulative``,
+  ``R=? [C<=k] = sum_{t<k} pi_0 P^t rho``; ``instant``, ``R=? [I=k] = pi_0 P^k rho``;
+- ``steady``: the long run ``S=? [psi] = sum_i P(F B_i) sum_{s in B_i cap psi} pi_i(s)``
+  over the bottom components ``B_i`` and their stationary distributions ``pi_i``, asked
+  as a ``reach`` question of another chain (:mod:`ladders.solver.chains.long_run`).
 
-Each becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
+Each ``absorb``, ``reach`` and ``reward`` question becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
 row i of ``(I - Q) x = b`` scaled by its own denominator, ``d_i x_i - sum_{j in U}
 c_ij x_j = sum_{j not in U} c_ij x_j + d_i rho_i``, with the values outside ``U``
 known (1 on the target, 0 elsewhere). ``U`` is found first by graph search, as

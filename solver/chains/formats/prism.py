@@ -36,9 +36,11 @@ refused by name. The properties (``--properties FILE``, or a JANI file's own) be
 
 ``phi`` is any propositional formula over labels and expressions
 (``s=5 & srep=2``, ``!"knowA" & "knowB"``): Storm finds its states on the built model.
-Other shapes (bounded until, next, until with a left side, ``G``, LTL, nested ``P``,
-conditional, steady state ``S=?``, cumulative or instantaneous rewards, multi-objective)
-are refused by name.
+On this route other shapes (bounded until, next, until with a left side, ``G``, LTL,
+nested ``P``, conditional, steady state ``S=?``, cumulative or instantaneous rewards,
+multi-objective) are refused by name, each by itself (the others are answered); the
+default builder (:mod:`.prism_native`) answers until, next, the bounded forms and the
+long run too.
 
 stormpy is optional (binary wheels for CPython >= 3.11 on Linux with glibc >= 2.34
 and macOS 15 on arm64): it is imported when a model is loaded, and its absence is a

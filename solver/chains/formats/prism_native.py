@@ -5,12 +5,19 @@
 :class:`~ladders.solver.chains.questions.Question`\\ s the way the stormpy route
 (:mod:`~ladders.solver.chains.formats.prism`) makes them:
 
-- ``P=? [F phi]`` and ``P=? [true U phi]``: ``reach``; ``R{"r"}=? [F phi]`` (``R`` alone:
-  the model's only reward structure) and ``T=? [F phi]``: ``reward``; a bound
+- ``P=? [F psi]``, ``P=? [phi U psi]``, ``F<=k``, ``F<k``, ``U<=k``: ``reach`` (with its
+  ``through`` and ``steps``); ``P=? [X psi]``: ``next``; ``R{"r"}=? [F psi]`` (``R``
+  alone: the model's only reward structure) and ``T=? [F psi]``: ``reward``;
+  ``R=? [C<=k]``: ``cumulative``; ``R=? [I=k]``: ``instant`` (of a structure of state
+  rewards only, as Storm counts them); ``S=? [psi]``: ``steady``; a bound
   (``P>=1 [...]``) is the question's ``compare``; ``filter(f, prop, "init")`` as that
   route reads it;
-- a target that is an expression becomes a label named by its text, or
-  ``target of NAME`` where the text is longer than a name may be;
+- a state formula that is an expression becomes a label named by its text, or
+  ``target of NAME`` (``path of NAME`` for ``phi``) where the text is longer than a
+  name may be;
+- a property ladders does not answer (``G``, LTL, ``R=? [S]``, a lower step bound,
+  ...) is refused by itself, by its place, name and reason
+  (:attr:`~ladders.solver.chains.formats.Loaded.refused`); the others are answered;
 - every constant without a value, the model's or the properties file's, must be given
   by ``--constants``: those missing are refused together, by name.
 
