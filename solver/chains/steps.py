@@ -78,8 +78,7 @@ def _kept(chain: Chain, k: int) -> _Kept:
     for _ in range(k):
         if not len(frontier):
             break
-        lo, hi = chain.indptr[frontier], chain.indptr[frontier + 1]
-        nxt = np.unique(np.concatenate([chain.indices[a:b] for a, b in zip(lo.tolist(), hi.tolist())]))
+        nxt = np.unique(chain.indices[_entries(chain, frontier)])
         frontier = nxt[~seen[nxt]]
         seen[frontier] = True
     states = np.flatnonzero(seen)
@@ -89,15 +88,21 @@ def _kept(chain: Chain, k: int) -> _Kept:
     lengths = (chain.indptr[states + 1] - chain.indptr[states]).astype(np.int64)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    flat = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in
-                           zip(chain.indptr[states].tolist(), chain.indptr[states + 1].tolist())]) \
-        if n else np.empty(0, dtype=np.int64)
+    flat = _entries(chain, states)
     dens = [int(d) for d in chain.denominators[states].tolist()]
     scale = math.lcm(*dens) if dens else 1
     factor = np.repeat(np.array([mpz(scale // d) for d in dens], dtype=object), lengths)
     weights = np.array([mpz(int(c)) for c in chain.numerators[flat].tolist()], dtype=object) * factor
     start = tuple((int(pos[i]), p) for i, p in chain.start)
     return _Kept(states, indptr, pos[chain.indices[flat]], weights, scale, start)
+
+
+def _entries(chain: Chain, rows: np.ndarray) -> np.ndarray:
+    """The positions of ``rows``' transitions in the chain's CSR arrays, row by row."""
+    starts = np.asarray(chain.indptr[rows], dtype=np.int64)
+    lengths = np.asarray(chain.indptr[rows + 1], dtype=np.int64) - starts
+    total = int(lengths.sum())
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total, dtype=np.int64)
 
 
 def _work(chain: Chain, stepping: Stepping, kept: _Kept) -> None:
