@@ -335,3 +335,44 @@ def test_a_chain_files_target_of_any_length_and_its_errors(tmp_path: Path) -> No
     proc = cli("solve", toml, "--properties", write(tmp_path / "v.props", "P=? [ F s=4 ];"))
     refused(proc, "v.props:1:9: unknown name 's'", 'name its labels in quotes ("broke", '
             '"deadlock", "low", "rich")')
+
+
+def test_jani_step_bounds_until_and_long_run_equal_storm(tmp_path: Path) -> None:
+    """A JANI file's own properties: ``step-bounds`` (``upper``, ``upper-exclusive``),
+    an until with a left side and ``Smin``, added to QVBS's crowds: ``==`` Storm's."""
+    stormpy = pytest.importorskip("stormpy")
+    source = Path("/work/shared/qvbs/crowds/crowds.jani")
+    if not source.is_file():
+        pytest.skip("the QVBS models are not here")
+    data = json.loads(source.read_text(encoding="utf-8-sig"))
+    seen = {"left": "observe0", "op": ">", "right": 1}
+    quiet = {"op": "=", "left": "observe1", "right": 0}
+
+    def prop(name: str, values: dict[str, object]) -> dict[str, object]:
+        return {"name": name, "expression": {"fun": "values", "op": "filter",
+                                             "states": {"op": "initial"}, "values": values}}
+    data["properties"] += [
+        prop("soon", {"op": "Pmin", "exp": {"op": "U", "left": True, "right": seen,
+                                             "step-bounds": {"upper": 20}}}),
+        prop("soonx", {"op": "Pmin", "exp": {"op": "U", "left": True, "right": seen,
+                                              "step-bounds": {"upper": 20, "upper-exclusive": True}}}),
+        prop("until", {"op": "Pmin", "exp": {"op": "U", "left": quiet, "right": seen}}),
+        prop("untilk", {"op": "Pmax", "exp": {"op": "U", "left": quiet, "right": seen,
+                                               "step-bounds": {"upper": 40}}}),
+        prop("long", {"op": "Smin", "exp": seen}),
+    ]
+    path = tmp_path / "crowds.jani"
+    path.write_text(json.dumps(data))
+    constants = "TotalRuns=3,CrowdSize=5"
+    model, props = stormpy.parse_jani_model(str(path))
+    model, props = stormpy.instantiate_constants(model, constants, props)
+    built = stormpy.build_model[stormpy.Rational](model, props)
+    expected = {p.get_name(): Fraction(str(stormpy.model_checking(
+        built, p, only_initial_states=True).get_value(built.initial_states[0]))) for p in props}
+    loaded = load_chain(str(path), constants=constants)
+    assert loaded.refused == ()
+    solutions = ladders.solve_all(loaded)
+    assert all(s.passed for s in solutions)
+    got = {s.problem.question.answer_name: Fraction(str(next(iter(s.answers.values()))))
+           for s in solutions}
+    assert got == expected and len(got) == 6
