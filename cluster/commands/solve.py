@@ -281,8 +281,8 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
     property's line; a file of which none is answered is refused before, exit 2)."""
     from ladders.cluster.engines import check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
-    first = problems[0].chain
-    for note in first.notes:
+    # each chain's notes once (a long-run question's chain adds its own)
+    for note in dict.fromkeys(note for problem in problems for note in problem.chain.notes):
         click.echo(f"note: {note}", err=True)
     for line in refused:
         click.echo(f"ladders: refused: {line}", err=True)
