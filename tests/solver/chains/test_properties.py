@@ -376,3 +376,19 @@ def test_jani_step_bounds_until_and_long_run_equal_storm(tmp_path: Path) -> None
     got = {s.problem.question.answer_name: Fraction(str(next(iter(s.answers.values()))))
            for s in solutions}
     assert got == expected and len(got) == 6
+
+
+def test_the_storm_route_answers_the_same(tmp_path: Path) -> None:
+    """``--builder storm``: until, the bounded forms, C<=k, I=k and the long run from
+    Storm's formulas, ``==`` Storm's values; next (X), which stormpy does not bind, is
+    refused by itself."""
+    pytest.importorskip("stormpy")
+    asked = "\n".join(line for line in DIE_ASKED.splitlines() if " X " not in line) + "\n"
+    assert ours(str(DIE), asked, tmp_path, builder="storm") == storm_values(str(DIE), asked)
+    loaded = load_chain(str(DIE), properties=write(tmp_path / "x.props", DIE_ASKED),
+                        builder="storm")
+    assert len(loaded.questions) == len(asked.splitlines())
+    assert len(loaded.refused) == 2 and all("X" in line for line in loaded.refused)
+    model = write(tmp_path / "lr.prism", LONG_RUN)
+    assert ours(model, LONG_RUN_ASKED, tmp_path, "M=20", builder="storm") == \
+        storm_values(model, LONG_RUN_ASKED, "M=20")

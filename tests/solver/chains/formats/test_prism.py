@@ -162,13 +162,11 @@ def test_die_through_the_registry(die: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("prop", "words"), [
-    ('"b": P=? [F<=3 "done"]', 'property "b" (P=? [true U<=3 "done"]): a bounded until'),
+    ('"b": P=? [F>=3 "done"]', 'property "b" (P=? [true U>=3 "done"]): a bounded until with '
+                               "a lower bound"),
     ('P=? [X "done"]', "next X"),
     ('P=? [G !"done"]', "globally (G)"),
-    ('P=? [s<3 U "done"]', "an until with a left side"),
-    ('S=? ["done"]', "a steady-state probability"),
-    ("R=? [C<=3]", "a cumulative reward (C<=k)"),
-    ("R=? [I=3]", "an instantaneous reward (I=k)"),
+    ("R=? [I=3]", "an instantaneous reward (I=k) of a reward structure with action"),
     ("R=? [LRA]", "a long-run average reward"),
     ('P=? [F P>0.5 [F "done"]]', "inside F (nested)"),
     ('P=? [F s=7 & P>0 [X "done"]]', "inside F (nested)"),
