@@ -18,9 +18,11 @@ any other; the ``w_i`` are found here, exactly:
 
 - a component wholly inside ``phi`` (or outside) has ``w_i = 1`` (``0``), no
   distribution needed (an absorbing state is one);
-- otherwise ``pi_i`` by the state reduction of Grassmann, Taksar and Heyman (1985),
-  in exact rationals: no subtraction, no pivot to choose, sparse rows; then checked
-  exactly, ``pi_i P = pi_i`` and ``sum pi_i = 1``, before it is used.
+- otherwise, up to :data:`REDUCTION_STATES` states, ``pi_i`` by the state reduction of
+  Grassmann, Taksar and Heyman (1985), in exact rationals: no subtraction, no pivot to
+  choose, sparse rows; then checked exactly, ``pi_i P = pi_i`` and ``sum pi_i = 1``,
+  before it is used; beyond, ``w_i`` alone as the target of a sparse integer system
+  solved by the modular engine, whose solution is certified (:func:`share_by_system`).
 
 A component of more than :data:`MAX_COMPONENT` states is refused with its size, and
 so is a share whose denominator is beyond a row's 62 bits.
@@ -38,11 +40,15 @@ from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain, ChainError
 from ladders.solver.chains.questions import Question, search, start_mask
 from ladders.solver.exact import mpq
 
-#: Most states of a bottom component whose stationary distribution is found (the
-#: state reduction costs up to the cube of its size in rational operations: a product
-#: of a 3-state cycle and a 100-state ring, 300 states, took 4.3 s on this project's
-#: loaded 2-core machine; 900 states ran past 5 minutes).
-MAX_COMPONENT = 400
+#: Most states of a bottom component whose stationary distribution is found by state
+#: reduction (it costs up to the cube of its size in rational operations: a product of
+#: a 3-state cycle and a 100-state ring, 300 states, took 4.3 s on this project's
+#: loaded 2-core machine, 150 states 0.15 s); a larger one's share is solved for as a
+#: sparse integer system by the modular engine (:func:`share_by_system`: 150 states
+#: 0.11 s, 9,000 states 30 s on the same machine).
+REDUCTION_STATES = 100
+#: Most states of a bottom component whose share is found at all.
+MAX_COMPONENT = 20_000
 #: The label of the long-run chain's ``yes`` state.
 LONG_RUN = "long run"
 #: The names of the two states added.
@@ -142,6 +148,38 @@ def stationary(chain: Chain, states: np.ndarray) -> dict[int, mpq]:
     return dict(zip(members, pi))
 
 
+def share_by_system(chain: Chain, part: np.ndarray, inside: np.ndarray) -> mpq:
+    """The long-run share ``w = sum_{s in part, inside} pi(s)`` of the closed,
+    irreducible set ``part``, solved for exactly by the modular engine (p-adic lifting,
+    certified ``A x = b`` in integers): with ``y_i = pi_i / d_i`` (``d_i`` row i's
+    denominator, so every coefficient is one of the chain's integers), the balance of
+    every state but the first, ``sum_i c_ij y_i - d_j y_j = 0``, the normalisation
+    ``sum_i d_i y_i = 1``, and the target row ``w - sum_{i inside} d_i y_i = 0``."""
+    from ladders.solver.engines.modular import solve_dixon
+    from ladders.solver.system import LinearSystem
+    members = part.tolist()
+    place = {s: k for k, s in enumerate(members)}
+    n = len(members)
+    dens = [int(d) for d in chain.denominators[part].tolist()]
+    balance: list[dict[int, int]] = [{} for _ in range(n)]
+    for k, s in enumerate(members):
+        lo, hi = int(chain.indptr[s]), int(chain.indptr[s + 1])
+        for j, c in zip(chain.indices[lo:hi].tolist(), chain.numerators[lo:hi].tolist()):
+            row = balance[place[j]]
+            row[k] = row.get(k, 0) + int(c)
+    for k in range(n):
+        balance[k][k] = balance[k].get(k, 0) - dens[k]
+    balance[0] = {k: d for k, d in enumerate(dens)}  # the first balance is implied: normalise
+    target = {k: -dens[k] for k in np.flatnonzero(inside).tolist()}
+    target[n] = 1
+    rows = [list(row.items()) for row in balance] + [list(target.items())]
+    rhs = np.zeros((n + 1, 1), dtype=np.int64)
+    rhs[0, 0] = 1
+    system = LinearSystem.from_rows(rows, rhs, [(k,) for k in range(n + 1)], n,
+                                    f"{chain.name}: the long-run share of a bottom component")
+    return mpq(solve_dixon(system).values[0])
+
+
 def long_run_chain(chain: Chain, question: Question) -> Chain:
     """The long-run chain of ``question`` (``steady``, its ``target`` phi; module
     docstring), whose ``yes`` state is labelled :data:`LONG_RUN`."""
@@ -160,8 +198,11 @@ def long_run_chain(chain: Chain, question: Question) -> Chain:
                 raise ChainError(f"{chain.name}: {question.describe()}: a bottom component of "
                                  f"{len(part):,} states, part in phi and part not; ladders finds "
                                  f"the long run of components up to {MAX_COMPONENT:,} states")
-            pi = stationary(chain, part)
-            w = sum((pi[s] for s in part[inside].tolist()), mpq(0))
+            if len(part) <= REDUCTION_STATES:
+                pi = stationary(chain, part)
+                w = sum((pi[s] for s in part[inside].tolist()), mpq(0))
+            else:
+                w = share_by_system(chain, part, inside)
             solved += 1
         if w.denominator > MAX_ROW_DENOMINATOR:
             raise ChainError(f"{chain.name}: {question.describe()}: a bottom component's long-run "

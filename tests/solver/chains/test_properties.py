@@ -224,11 +224,36 @@ def test_the_long_run_equals_storm(tmp_path: Path) -> None:
     assert ours(str(DIE), 'S=? [ "one" ];', tmp_path) == [Fraction(1, 6)]
 
 
+def test_a_bottom_components_share_by_state_reduction_and_by_system_agree(tmp_path: Path) -> None:
+    """The two ways to a component's long-run share give the same fraction, and the
+    long-run answer with the system's share ``==`` Storm's (components of 60 states, the
+    state reduction kept to 10)."""
+    from ladders.solver.chains.long_run import bottom_components, share_by_system, stationary
+    model = write(tmp_path / "lr.prism", LONG_RUN)
+    chain = load_chain(model, constants="M=20").chain
+    for name in ("odd",):
+        phi = chain.label_mask(name)
+        for part in bottom_components(chain):
+            pi = stationary(chain, part)
+            by_reduction = sum((pi[s] for s in part[phi[part]].tolist()), Fraction(0))
+            assert share_by_system(chain, part, phi[part]) == by_reduction
+
+
+def test_the_long_run_by_system_equals_storm(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from ladders.solver.chains import long_run
+    monkeypatch.setattr(long_run, "REDUCTION_STATES", 10)
+    model = write(tmp_path / "lr.prism", LONG_RUN)
+    assert ours(model, LONG_RUN_ASKED, tmp_path, "M=20") == \
+        storm_values(model, LONG_RUN_ASKED, "M=20")
+
+
 def test_a_bottom_component_too_big_is_refused_by_itself(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from ladders.cluster.commands.solve import chain_problems
     from ladders.solver.chains import long_run
     monkeypatch.setattr(long_run, "MAX_COMPONENT", 50)
+    monkeypatch.setattr(long_run, "REDUCTION_STATES", 10)
     model = write(tmp_path / "lr.prism", LONG_RUN)
     props = write(tmp_path / "lr.props", '"b": S=? [ x<10 ];\n"p": P=? [ F s=4 ];\n')
     problems, refused = chain_problems(model, None, None, 1, None, None, props, "M=20")
