@@ -22,7 +22,8 @@ any other; the ``w_i`` are found here, exactly:
   Grassmann, Taksar and Heyman (1985), in exact rationals: no subtraction, no pivot to
   choose, sparse rows; then checked exactly, ``pi_i P = pi_i`` and ``sum pi_i = 1``,
   before it is used; beyond, ``w_i`` alone as the target of a sparse integer system
-  solved by the modular engine, whose solution is certified (:func:`share_by_system`).
+  that the caller's engine solves (the problems pass the modular engine, whose
+  solution is certified: :func:`share_by_system`).
 
 A component of more than :data:`MAX_COMPONENT` states is refused with its size, and
 so is a share whose denominator is beyond a row's 62 bits.
@@ -31,7 +32,7 @@ so is a share whose denominator is beyond a row's 62 bits.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -39,6 +40,7 @@ import numpy as np
 from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain, ChainError
 from ladders.solver.chains.questions import Question, search, start_mask
 from ladders.solver.exact import mpq
+from ladders.solver.system import LinearSystem
 
 #: Most states of a bottom component whose stationary distribution is found by state
 #: reduction (it costs up to the cube of its size in rational operations: a product of
@@ -148,15 +150,16 @@ def stationary(chain: Chain, states: np.ndarray) -> dict[int, mpq]:
     return dict(zip(members, pi))
 
 
-def share_by_system(chain: Chain, part: np.ndarray, inside: np.ndarray) -> mpq:
+def share_by_system(chain: Chain, part: np.ndarray, inside: np.ndarray,
+                    solve: Callable[[LinearSystem], mpq]) -> mpq:
     """The long-run share ``w = sum_{s in part, inside} pi(s)`` of the closed,
-    irreducible set ``part``, solved for exactly by the modular engine (p-adic lifting,
-    certified ``A x = b`` in integers): with ``y_i = pi_i / d_i`` (``d_i`` row i's
-    denominator, so every coefficient is one of the chain's integers), the balance of
-    every state but the first, ``sum_i c_ij y_i - d_j y_j = 0``, the normalisation
-    ``sum_i d_i y_i = 1``, and the target row ``w - sum_{i inside} d_i y_i = 0``."""
-    from ladders.solver.engines.modular import solve_dixon
-    from ladders.solver.system import LinearSystem
+    irreducible set ``part``, the target of a sparse integer system that ``solve``
+    solves exactly (the caller's engine: the problems pass the modular engine's p-adic
+    lifting, certified ``A x = b`` in integers; the chains rank below the engines): with
+    ``y_i = pi_i / d_i`` (``d_i`` row i's denominator, so every coefficient is one of
+    the chain's integers), the balance of every state but the first,
+    ``sum_i c_ij y_i - d_j y_j = 0``, the normalisation ``sum_i d_i y_i = 1``, and the
+    target row ``w - sum_{i inside} d_i y_i = 0``."""
     members = part.tolist()
     place = {s: k for k, s in enumerate(members)}
     n = len(members)
@@ -177,12 +180,15 @@ def share_by_system(chain: Chain, part: np.ndarray, inside: np.ndarray) -> mpq:
     rhs[0, 0] = 1
     system = LinearSystem.from_rows(rows, rhs, [(k,) for k in range(n + 1)], n,
                                     f"{chain.name}: the long-run share of a bottom component")
-    return mpq(solve_dixon(system).values[0])
+    return mpq(solve(system))
 
 
-def long_run_chain(chain: Chain, question: Question) -> Chain:
+def long_run_chain(chain: Chain, question: Question,
+                   solve: Callable[[LinearSystem], mpq] | None = None) -> Chain:
     """The long-run chain of ``question`` (``steady``, its ``target`` phi; module
-    docstring), whose ``yes`` state is labelled :data:`LONG_RUN`."""
+    docstring), whose ``yes`` state is labelled :data:`LONG_RUN`; ``solve``: the exact
+    solver of a system's target for a component beyond :data:`REDUCTION_STATES`
+    states (None: such a component is refused)."""
     phi = chain.label_mask(question.target)  # type: ignore[arg-type]
     n = chain.size
     yes, no = n, n + 1
@@ -201,8 +207,12 @@ def long_run_chain(chain: Chain, question: Question) -> Chain:
             if len(part) <= REDUCTION_STATES:
                 pi = stationary(chain, part)
                 w = sum((pi[s] for s in part[inside].tolist()), mpq(0))
+            elif solve is None:
+                raise ChainError(f"{chain.name}: {question.describe()}: a bottom component of "
+                                 f"{len(part):,} states, part in phi and part not, and no solver "
+                                 f"for it given (up to {REDUCTION_STATES:,} states without one)")
             else:
-                w = share_by_system(chain, part, inside)
+                w = share_by_system(chain, part, inside, solve)
             solved += 1
         if w.denominator > MAX_ROW_DENOMINATOR:
             raise ChainError(f"{chain.name}: {question.describe()}: a bottom component's long-run "

@@ -255,8 +255,15 @@ def ask_chain(chain: Chain, question: Question, source: dict[str, Any] | None = 
     other of the chain itself."""
     if question.kind == "steady":
         from ladders.solver.chains.long_run import long_run_chain, long_run_question
-        return ChainProblem(long_run_chain(chain, question), long_run_question(question))
+        return ChainProblem(long_run_chain(chain, question, target_value), long_run_question(question))
     return ChainProblem(chain, question, source)
+
+
+def target_value(system: LinearSystem) -> mpq:
+    """The target of ``system`` (one right-hand side), solved by the modular engine
+    (p-adic lifting, certified ``A x = b`` in integers)."""
+    from ladders.solver.engines.modular import solve_dixon
+    return mpq(solve_dixon(system).values[0])
 
 
 def meeting_chain(board: Any, players: int) -> Chain:

@@ -229,6 +229,7 @@ def test_a_bottom_components_share_by_state_reduction_and_by_system_agree(tmp_pa
     long-run answer with the system's share ``==`` Storm's (components of 60 states, the
     state reduction kept to 10)."""
     from ladders.solver.chains.long_run import bottom_components, share_by_system, stationary
+    from ladders.solver.chains.problem import target_value
     model = write(tmp_path / "lr.prism", LONG_RUN)
     chain = load_chain(model, constants="M=20").chain
     for name in ("odd",):
@@ -236,7 +237,7 @@ def test_a_bottom_components_share_by_state_reduction_and_by_system_agree(tmp_pa
         for part in bottom_components(chain):
             pi = stationary(chain, part)
             by_reduction = sum((pi[s] for s in part[phi[part]].tolist()), Fraction(0))
-            assert share_by_system(chain, part, phi[part]) == by_reduction
+            assert share_by_system(chain, part, phi[part], target_value) == by_reduction
 
 
 def test_the_long_run_by_system_equals_storm(tmp_path: Path,
@@ -347,7 +348,7 @@ def test_properties_of_a_toml_chain_equal_storm(tmp_path: Path) -> None:
     assert ours(toml, 'P=? [ F "rich" ];', tmp_path) == [Fraction(2, 15)]
 
 
-def test_a_chain_files_target_of_any_length_and_its_errors(tmp_path: Path) -> None:
+def test_a_chain_filestarget_value_any_length_and_its_errors(tmp_path: Path) -> None:
     """A state formula of 400 characters over labels becomes a label of a short
     made-up name; a bare name (a variable) is refused with the labels there are."""
     toml = write(tmp_path / "ruin.toml", RUIN_TOML)
