@@ -257,10 +257,10 @@ def long_run_chain(chain: Chain, question: Question,
                       np.concatenate([np.asarray(den), [1, 1]]).astype(np.asarray(den).dtype))
                for name, (num, den) in chain.rewards.items()}
     labels = {**chain.labels, LONG_RUN: np.array([yes], dtype=np.int64)}
-    note = (f"{question.describe()}: {len(components):,} bottom component(s) reachable; "
-            f"{solved:,} stationary distribution(s) found and checked exactly (pi P = pi, "
-            f"sum 1); answered as the probability of reaching {YES!r} (\"{LONG_RUN}\"), whose "
-            "chain has 2 states more")
+    note = (f"{question.describe()}: {len(components):,} bottom component(s) reachable, "
+            f"{solved:,} with phi on part of it, its long-run share exact (by state reduction, "
+            "checked pi P = pi, or a certified system); answered as the probability of reaching "
+            f"{YES!r} (\"{LONG_RUN}\"), whose chain has 2 states more")
     return dataclasses.replace(chain, states=_Named(chain.states, (YES, NO)), indptr=indptr,
                                indices=indices, numerators=numerators, denominators=denominators,
                                labels=labels, rewards=rewards, notes=chain.notes + (note,),
