@@ -348,7 +348,7 @@ def test_properties_of_a_toml_chain_equal_storm(tmp_path: Path) -> None:
     assert ours(toml, 'P=? [ F "rich" ];', tmp_path) == [Fraction(2, 15)]
 
 
-def test_a_chain_filestarget_value_any_length_and_its_errors(tmp_path: Path) -> None:
+def test_a_chain_files_target_of_any_length_and_its_errors(tmp_path: Path) -> None:
     """A state formula of 400 characters over labels becomes a label of a short
     made-up name; a bare name (a variable) is refused with the labels there are."""
     toml = write(tmp_path / "ruin.toml", RUIN_TOML)
