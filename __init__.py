@@ -74,7 +74,7 @@ def _chain_problems(model: Any, players: int, target: str | None,
     """The chain questions ``model`` asks (see :func:`solve`), each on the quotient of
     its chain where ``lump`` says so, or None for a race."""
     from ladders.solver.chains.formats import Loaded
-    from ladders.solver.chain_problem import ChainProblem, lumped_problem
+    from ladders.solver.chain_problem import ChainProblem, ask_chain, lumped_problem
     from ladders.solver.chains.model import Chain
     from ladders.solver.chains.questions import Question
     if isinstance(model, Chain):
@@ -89,6 +89,9 @@ def _chain_problems(model: Any, players: int, target: str | None,
         model.chain.label_mask(target)
         return [lumped_problem(ChainProblem(model.chain, Question("reach", target), model.source),
                                lump)]
+    if model.refused and not model.questions:
+        raise ValueError(f"no property of {model.chain.name} can be answered: "
+                         + "; ".join(model.refused))
     questions = list(model.questions) or [Question()]
     if prop is not None:
         chosen = [q for q in questions if q.answer_name == prop]
@@ -96,7 +99,7 @@ def _chain_problems(model: Any, players: int, target: str | None,
             names = ", ".join(q.answer_name for q in questions) or "none"
             raise ValueError(f"no property {prop!r} in {model.chain.name}; its properties: {names}")
         questions = chosen
-    return [lumped_problem(ChainProblem(model.chain, q, model.source), lump) for q in questions]
+    return [lumped_problem(ask_chain(model.chain, q, model.source), lump) for q in questions]
 
 
 def solve(board: str | Board | Chain | Loaded, players: int = 2, engine: str | None = None,

@@ -50,8 +50,17 @@ def solve(problem: Problem, engine: str | None = None, request: SolveRequest | N
 
 def known_solution(problem: Any, started: float) -> Solution:
     """The solution of a chain question whose every answer graph search decided
-    (``Infinity`` where the target is missed with positive probability): no system, no
-    engine."""
+    (``Infinity`` where the target is missed with positive probability), or that its
+    plan answered by stepping the chain (a stepped question, checked by stepping the
+    other way: :mod:`ladders.solver.checks.stepped`): no system, no engine."""
+    if problem.question.stepped:
+        # a question over a fixed number of steps: stepped backward by its plan, checked
+        # by stepping forward
+        from ladders.solver.checks.stepped import check_stepped
+        report = check_stepped(problem.chain, problem.question, problem.plan)
+        return Solution(problem=problem, seats=(), engine="steps", executor="serial",
+                        verified={"passed": report["passed"], "stepped": report},
+                        seconds=time.perf_counter() - started)
     what = "every answer decided by graph search, no system to solve"
     return Solution(problem=problem, seats=(), engine="graph", executor="serial",
                     verified={"passed": True, "graph": {"check": "graph", "what": what,

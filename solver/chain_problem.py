@@ -265,6 +265,25 @@ def _compare(value: mpq | None, op: str, bound: mpq) -> bool:
             ">=": value >= bound}[op]
 
 
+def ask_chain(chain: Chain, question: Question, source: dict[str, Any] | None = None
+              ) -> ChainProblem:
+    """The problem of asking ``question`` of ``chain``: a long-run question (``S=?``)
+    is asked as reaching ``yes`` of its long-run chain
+    (:mod:`ladders.solver.chains.long_run`; kept in memory only, no ``source``), any
+    other of the chain itself."""
+    if question.kind == "steady":
+        from ladders.solver.chains.long_run import long_run_chain, long_run_question
+        return ChainProblem(long_run_chain(chain, question, target_value), long_run_question(question))
+    return ChainProblem(chain, question, source)
+
+
+def target_value(system: LinearSystem) -> mpq:
+    """The target of ``system`` (one right-hand side), solved by the modular engine
+    (p-adic lifting, certified ``A x = b`` in integers)."""
+    from ladders.solver.engines.modular import solve_dixon
+    return mpq(solve_dixon(system).values[0])
+
+
 def meeting_chain(board: Any, players: int) -> Chain:
     """The joint chain of ``players`` pieces on ``board`` under its ``meet`` rule: the
     module ``ladders.solver.games.RULE`` builds it with ``RULE_chain(board, players)``
@@ -312,11 +331,16 @@ def lumped_problem(problem: ChainProblem, mode: str = "auto") -> ChainProblem:
     quotient keeps more than :data:`~ladders.solver.chains.lumping.LUMP_SHARE` of the
     states; and wherever the exact check of the quotient
     (:func:`~ladders.solver.checks.lumping.check_lumping`) fails, or the lumping merges
-    nothing. It sits with the problems, above the chains' ranks: it joins the lumping
+    nothing; and for a question over a fixed number of steps or a path through a set
+    (``phi U psi``), which the partition does not keep. It sits with the problems, above the chains' ranks: it joins the lumping
     (:mod:`~ladders.solver.chains.lumping`) and its check (:mod:`~ladders.solver.checks.lumping`)."""
     if mode not in LUMP_MODES:
         raise ValueError(f"lump={mode!r}: use one of {', '.join(LUMP_MODES)}")
     if mode == "off" or problem.lumping is not None:
+        return problem
+    if problem.question.stepped or problem.question.through is not None:
+        # the partition keeps what a question of ending or reaching reads; a path
+        # through phi (phi U psi) or a count of steps reads more: solved whole
         return problem
     if mode == "auto" and not worth_lumping(problem):
         return problem

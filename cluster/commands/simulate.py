@@ -55,9 +55,21 @@ def simulate(board: str, rule: str | None, die: int | None, players: int | None,
     # a chain file, or pieces that meet: one joint chain of as many pieces as --players
     # says (a race of two by default: one piece meets no other), walked whole (not
     # lumped: the games are a check that trusts no solver's work)
-    problems = chain_problems(board, rule, die, players or 2,
-                              meet, target, properties, constants, lump="off")
-    if problems is not None:
+    asked = chain_problems(board, rule, die, players or 2,
+                           meet, target, properties, constants, lump="off")
+    if asked is not None:
+        problems, refused = asked
+        # a question over a fixed number of steps is stepped exactly ('ladders solve'),
+        # not walked: refused here by itself, like any other property
+        for problem in problems:
+            if problem.question.stepped:
+                refused += (f"{problem.question.describe()}: a question over a fixed number of "
+                            "steps; 'ladders solve' steps it exactly",)
+        problems = [p for p in problems if not p.question.stepped]
+        for line in refused:
+            click.echo(f"ladders: refused: {line}", err=True)
+        if not problems:
+            raise click.UsageError("no question of this file can be simulated")
         if convergence:
             raise click.UsageError("--convergence is for races of pieces that never meet")
         return simulate_chains(problems, games, seed, as_json)

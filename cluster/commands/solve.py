@@ -86,9 +86,13 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Chain files: the probability of ever reaching the states labelled LABEL "
               "(instead of where the chain ends and the expected steps).")
 @click.option("--properties", "properties", metavar="FILE", default=None,
-              help=f"Chain files ({formats_taking('properties')}): "
-              "a properties file (P=? [F phi], R=? [F phi], "
-              "filter(...) forms); a .jani file's own properties are used without it.")
+              help="A PRISM properties file: P=? [F psi], [phi U psi], [X psi], [F<=k psi], "
+              "[phi U<=k psi]; R=? [F psi], [C<=k], [I=k]; T=? [F psi]; S=? [psi]; P>=b forms "
+              "and filter(..., \"init\"). On chain files "
+              f"({formats_taking('properties')}): PRISM and JANI models (a .jani file's own "
+              "properties are used without it), and the other chain files over their labels "
+              "(\"a\" & !\"b\") and rewards. A property that cannot be answered is refused by "
+              "itself; the others are answered.")
 @click.option("--constants", metavar="N=16,MAX=2", default=None,
               help=f"Chain files ({formats_taking('constants')}): "
               "values of the model's open constants.")
@@ -159,19 +163,25 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     if checkpoint:
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
-    chains = chain_problems(board, rule, die, players, meet, target, properties, constants,
-                            builder, lump)
-    if chains is None and lump != "auto":
+    asked = chain_problems(board, rule, die, players, meet, target, properties, constants,
+                           builder, lump)
+    if asked is None and lump != "auto":
         raise click.UsageError(f"--lump is for chain questions; {board} is a race of pieces "
                                "that never meet (the series engine's)")
-    if chains is not None:
+    if asked is not None:
+        chains, refused = asked
         if table_path:
             raise click.UsageError("--table is for races of two players, not chains")
+        if checkpoint and any(c.source is None for c in chains):
+            raise click.UsageError("--checkpoint keeps a run of a chain file's question, and a "
+                                   "long-run question (S=?) is asked of a chain made from it; "
+                                   "leave --checkpoint out (it needs no run store)")
         if checkpoint and len(chains) > 1:
             raise click.UsageError(f"--checkpoint keeps one question's run, and {board} asks "
                                    f"{len(chains)}: pick one with --target, or a properties "
                                    "file of one property")
-        return solve_chains(chains, engine, request, t_start, as_json, exact, output_path)
+        return solve_chains(chains, engine, request, t_start, as_json, exact, output_path,
+                            refused)
     b = open_board(board, rule, die)
     problem = Problem.build(b, players)
     driver = get_engine(engine) if engine else choose_engine(problem)
@@ -217,10 +227,13 @@ solve.epilog = EPILOG_BOARD + " " + epilog_chains()
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    meet: str | None, target: str | None, properties: str | None,
                    constants: str | None, builder: str | None = None,
-                   lump: str = "auto") -> list[Any] | None:
-    """The chain questions BOARD asks (a chain file, or a board whose pieces meet), or
-    None for a race of pieces that never meet; each on the quotient of its chain where
-    ``lump`` says so (:func:`~ladders.solver.chain_problem.lumped_problem`)."""
+                   lump: str = "auto") -> tuple[list[Any], tuple[str, ...]] | None:
+    """The chain questions BOARD asks (a chain file, or a board whose pieces meet), each
+    on the quotient of its chain where ``lump`` says so
+    (:func:`~ladders.solver.chain_problem.lumped_problem`), and the properties refused
+    (one line each, see :attr:`Loaded.refused`), or None for a race of pieces that
+    never meet. A properties file none of whose properties can be answered is a
+    :class:`ChainError` listing every refusal (exit code 2)."""
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.questions import Question
@@ -233,7 +246,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         from ladders.solver.chain_problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
-        return None if problem is None else [lumped_problem(problem, lump)]
+        return None if problem is None else ([lumped_problem(problem, lump)], ())
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
     context = click.get_current_context(silent=True)
     if context is not None and context.get_parameter_source("players") not in (
@@ -249,23 +262,43 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]
     else:
-        if properties and not loaded.questions:
+        if properties and not loaded.questions and not loaded.refused:
             raise click.UsageError(f"{properties} asks no property; write one such as "
                                    '"p1": P=? [ F "goal" ];, or leave --properties out for '
                                    "where the chain ends")
-        questions = list(loaded.questions) or [Question()]
-    return [lumped_problem(ChainProblem(loaded.chain, q, loaded.source), lump) for q in questions]
+        questions = list(loaded.questions) or ([] if loaded.refused else [Question()])
+    if target:
+        return [lumped_problem(ChainProblem(loaded.chain, q, loaded.source), lump)
+                for q in questions], ()
+    from ladders.solver.chain_problem import ask_chain
+    from ladders.solver.chains.model import ChainError
+    problems, refused = [], list(loaded.refused)
+    for question in questions:
+        try:
+            problems.append(lumped_problem(ask_chain(loaded.chain, question, loaded.source), lump))
+        except ChainError as exc:  # this question alone (a long run beyond reach)
+            refused.append(f"property {question.text}: {exc}")
+    if not problems:
+        raise ChainError(f"{properties or board}: no property can be answered: "
+                         + "; ".join(refused))
+    return problems, tuple(refused)
 
 
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
-                 as_json: bool, exact: bool, output_path: str | None) -> int:
+                 as_json: bool, exact: bool, output_path: str | None,
+                 refused: tuple[str, ...] = ()) -> int:
     """Solve each chain question in turn, then print them all (one JSON document with
-    ``--json``); the exit code of the first failure, if any."""
+    ``--json``) and the properties ``refused`` (each also said on stderr before the
+    solves start); the exit code of the first failure, if any. A refused property does
+    not change the exit code where another is answered (Storm's users read each
+    property's line; a file of which none is answered is refused before, exit 2)."""
     from ladders.cluster.engines import check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
-    first = problems[0].chain
-    for note in first.notes:
+    # each chain's notes once (a long-run question's chain adds its own)
+    for note in dict.fromkeys(note for problem in problems for note in problem.chain.notes):
         click.echo(f"note: {note}", err=True)
+    for line in refused:
+        click.echo(f"ladders: refused: {line}", err=True)
     solutions = []
     for problem in problems:
         t0 = time.perf_counter()
@@ -293,7 +326,7 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
         write_chain_answers(output_path, solutions)
         click.echo(f"output: {sum(len(s.answers) for s in solutions)} answers written to "
                    f"{output_path}", err=True)
-    return report_chains(solutions, as_json, exact, time.perf_counter() - started)
+    return report_chains(solutions, as_json, exact, time.perf_counter() - started, refused)
 
 
 def _decimal(value: Any) -> str:
@@ -305,8 +338,10 @@ def _decimal(value: Any) -> str:
     return text
 
 
-def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float) -> int:
-    """Print every chain question's answers (exact strings, decimals, the checks)."""
+def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float,
+                  refused: tuple[str, ...] = ()) -> int:
+    """Print every chain question's answers (exact strings, decimals, the checks), then
+    the properties ``refused``, a line each."""
     from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
     chain = solutions[0].problem.original
     results = []
@@ -341,8 +376,10 @@ def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds
             lines += [f"  {name}: {'true' if ok else 'false'}" for name, ok in compared.items()]
         results.append(result)
         lines += [f"  {line}" for line in verification_lines(sol.verified)]
+    lines += [f"refused: {line}" for line in refused]
     data = {"chain": chain.name, "states": chain.size, "transitions": chain.nnz,
-            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3)}
+            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3),
+            **({"refused": list(refused)} if refused else {})}
     if not exact and any(len(fraction_to_str(v)) > 80 for s in solutions
                          for v in s.answers.values() if not isinstance(v, str)):
         lines.append("(--exact prints every digit)")
@@ -461,6 +498,10 @@ def verification_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     if "graph" in report:
         lines.append(f"graph        {report['graph']['what']}: {mark(report['graph']['passed'])}")
+    if "stepped" in report:
+        st = report["stepped"]
+        lines.append(f"stepped      {st['what']}" + ("" if st.get("skipped") else
+                                                      f": {mark(st['passed'])}"))
     b = report.get("bounds")
     if b is not None:
         walked = (f"{b['moves']:,} moves" if "moves" in b else

@@ -1,20 +1,30 @@
 """What is asked of a chain, and the sparse integer system that answers it.
 
-Three questions, each from the start distribution ``pi_0``:
+The kinds of question (:data:`KINDS`), each from the start distribution ``pi_0``
+(``P`` the matrix, ``rho`` a state reward, ``phi``, ``psi`` sets of states: labels):
 
 - ``absorb``: the probability of ending in each named group ``a`` of absorbing states
   (a label's states, or one unlabelled state: :attr:`Chain.end_names` is the rule),
   ``x_a = P(F a)``, and the expected number of steps ``E[T]`` until absorption
   (``Infinity`` where the chain is not absorbed with probability 1, as Storm reports it);
   the ``x_a`` sum to 1 exactly when ``E[T]`` is finite;
-- ``reach``: ``P(F phi)`` for a labelled set ``phi`` (PRISM's ``P=? [F phi]``);
+- ``reach``: ``P(F psi)`` for a labelled set ``psi`` (PRISM's ``P=? [F psi]``), and with
+  ``through`` the set ``phi`` a path may pass first, ``P(phi U psi)`` (``P=? [phi U psi]``:
+  the same system over the states of ``phi`` only; a state outside ``phi`` and ``psi``
+  is 0); with ``steps`` k, ``P(phi U<=k psi)`` (``F<=k``, ``U<=k``), stepped (below);
 - ``reward``: the expected reward accumulated until ``phi`` is reached,
   ``R=? [F phi]`` (``T=? [F phi]``: a reward of 1 a step); ``Infinity`` where ``phi``
   is missed with positive probability. Over several initial states (``filter(min|max,
   ..., "init")``) each state's value is its own, ``Infinity`` included, and the least
-  or greatest of them is the answer, as Storm gives it.
+  or greatest of them is the answer, as Storm gives it;
+- stepped, no system (:mod:`ladders.solver.chains.steps`): ``next``,
+  ``P(X psi) = sum_s pi_0(s) sum_{j in psi} P(s, j)``; ``cumulative``,
+  ``R=? [C<=k] = sum_{t<k} pi_0 P^t rho``; ``instant``, ``R=? [I=k] = pi_0 P^k rho``;
+- ``steady``: the long run ``S=? [psi] = sum_i P(F B_i) sum_{s in B_i cap psi} pi_i(s)``
+  over the bottom components ``B_i`` and their stationary distributions ``pi_i``, asked
+  as a ``reach`` question of another chain (:mod:`ladders.solver.chains.long_run`).
 
-Each becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
+Each ``absorb``, ``reach`` and ``reward`` question becomes ``A x = B`` over the unknown states ``U`` (:class:`~ladders.solver.system.LinearSystem`):
 row i of ``(I - Q) x = b`` scaled by its own denominator, ``d_i x_i - sum_{j in U}
 c_ij x_j = sum_{j not in U} c_ij x_j + d_i rho_i``, with the values outside ``U``
 known (1 on the target, 0 elsewhere). ``U`` is found first by graph search, as
@@ -31,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,8 +49,14 @@ from ladders.solver.chains.model import MAX_ROW_DENOMINATOR, Chain, ChainError
 from ladders.solver.exact import mpq
 from ladders.solver.system import LinearSystem
 
+if TYPE_CHECKING:
+    from ladders.solver.chains.steps import Stepping
+
 #: The kinds of question (see the module docstring).
-KINDS = ("absorb", "reach", "reward")
+KINDS = ("absorb", "reach", "reward", "next", "cumulative", "instant", "steady")
+#: The kinds answered by stepping the chain, never by a system
+#: (:mod:`ladders.solver.chains.steps`); a ``reach`` question with ``steps`` is one too.
+STEPPED = ("next", "cumulative", "instant")
 
 #: The most right-hand-side entries (unknowns times answers) a system may hold: 50
 #: million int64 entries are 400 MB. Where the chain ends is one answer per absorbing
@@ -66,14 +82,34 @@ class Question:
     #: (PRISM's ``filter(max, ..., "init")`` where a model has several initial states);
     #: None: the value from the start distribution
     over: str | None = None
+    #: ``reach``: the label of the states a path may pass before the target (PRISM's
+    #: ``phi`` of ``phi U psi``); None: every state (``F psi``)
+    through: str | None = None
+    #: the number of steps ``k`` of ``U<=k``, ``F<=k`` (``reach``), ``C<=k``
+    #: (``cumulative``) and ``I=k`` (``instant``); None: unbounded
+    steps: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown question {self.kind!r}; use one of {', '.join(KINDS)}")
-        if self.kind != "absorb" and self.target is None:
+        if self.kind in ("reach", "reward", "next", "steady") and self.target is None:
             raise ValueError(f"a {self.kind} question needs a target label")
+        if self.kind in ("cumulative", "instant") and self.steps is None:
+            raise ValueError(f"a {self.kind} question needs a number of steps")
+        if self.steps is not None and (self.kind not in ("reach", "cumulative", "instant")
+                                       or self.steps < 0):
+            raise ValueError(f"steps={self.steps!r}: a number of steps >= 0 bounds a reach, "
+                             "cumulative or instant question")
+        if self.through is not None and self.kind != "reach":
+            raise ValueError("through= (phi U psi) is for a reach question")
         if self.over not in (None, "min", "max"):
             raise ValueError(f"over={self.over!r}: use min or max")
+
+    @property
+    def stepped(self) -> bool:
+        """Whether the question is answered by stepping the chain a fixed number of
+        steps (:mod:`ladders.solver.chains.steps`), not by a linear system."""
+        return self.kind in STEPPED or (self.kind == "reach" and self.steps is not None)
 
     def describe(self) -> str:
         """The question in words, for output."""
@@ -81,9 +117,19 @@ class Question:
             return self.text
         if self.kind == "absorb":
             return "where the chain ends, and the expected steps"
+        bound = "" if self.steps is None else f"<={self.steps}"
         if self.kind == "reach":
-            return f'P=? [F "{self.target}"]'
+            left = "F" if self.through is None else f'"{self.through}" U'
+            return f'P=? [{left}{bound} "{self.target}"]'
+        if self.kind == "next":
+            return f'P=? [X "{self.target}"]'
+        if self.kind == "steady":
+            return f'S=? ["{self.target}"]'
         what = f'R{{"{self.reward}"}}' if self.reward else "T"
+        if self.kind == "cumulative":
+            return f"{what}=? [C<={self.steps}]"
+        if self.kind == "instant":
+            return f"{what}=? [I={self.steps}]"
         return f'{what}=? [F "{self.target}"]'
 
     @property
@@ -102,6 +148,10 @@ class Question:
             out["compare"] = [self.compare[0], str(self.compare[1])]
         if self.over is not None:
             out["over"] = self.over
+        if self.through is not None:
+            out["through"] = self.through
+        if self.steps is not None:
+            out["steps"] = self.steps
         return out
 
     @classmethod
@@ -111,7 +161,7 @@ class Question:
         return cls(kind=data["kind"], target=data.get("target"), reward=data.get("reward"),
                    text=data.get("text", ""),
                    compare=None if compare is None else (compare[0], str_to_fraction(compare[1])),
-                   over=data.get("over"))
+                   over=data.get("over"), through=data.get("through"), steps=data.get("steps"))
 
 
 #: An answer known without solving: the chain misses its target with positive
@@ -209,18 +259,23 @@ def plan_question(chain: Chain, question: Question) -> Plan:
         return Plan(np.flatnonzero(unknowns), not _single_unknown(chain.start, unknowns),
                     tuple(columns), known, tuple([*names, "steps"]),
                     {name: groups[name] for name in names}, chain.start)
+    if question.stepped:
+        return _stepped_plan(chain, question)
+    if question.kind == "steady":
+        raise ValueError("a long-run question is a reach question of its long-run chain "
+                         "(ladders.solver.chains.long_run; ask_chain makes it)")
     target = chain.label_mask(question.target)  # type: ignore[arg-type]
-    can_reach = search(*back, target)
     name = question.answer_name
     if question.kind == "reach":
-        reachable = search(chain.indptr, chain.indices, starts, ~target)
-        unknowns = reachable & ~target & can_reach
+        # phi U psi: a path goes on through phi and not psi (F psi: through every state)
+        alive = ~target if question.through is None else chain.label_mask(question.through) & ~target
+        can_reach = search(*back, target, target | alive) & (target | alive)
+        reachable = search(chain.indptr, chain.indices, starts, alive)
+        unknowns = reachable & alive & can_reach
         return Plan(np.flatnonzero(unknowns), not _single_unknown(chain.start, unknowns),
                     (name,), {}, (name,), {name: np.flatnonzero(target)}, chain.start)
-    if question.reward is not None and question.reward not in chain.rewards:
-        known_rewards = ", ".join(sorted(chain.rewards)) or "none"
-        raise ChainError(f"no reward {question.reward!r} in {chain.name}; its rewards: "
-                         f"{known_rewards}")
+    _check_reward(chain, question)
+    can_reach = search(*back, target)
     doomed = doomed_states(chain, target, back, can_reach)
     start = chain.start
     if question.over == "min" and len(start) > 1:
@@ -237,6 +292,41 @@ def plan_question(chain: Chain, question: Question) -> Plan:
     unknowns = search(chain.indptr, chain.indices, mask, ~target) & ~target
     return Plan(np.flatnonzero(unknowns), not _single_unknown(start, unknowns), (name,), {},
                 (name,), {}, start)
+
+
+def _check_reward(chain: Chain, question: Question) -> None:
+    """A :class:`ChainError` where the question names a reward the chain lacks."""
+    if question.reward is not None and question.reward not in chain.rewards:
+        known_rewards = ", ".join(sorted(chain.rewards)) or "none"
+        raise ChainError(f"no reward {question.reward!r} in {chain.name}; its rewards: "
+                         f"{known_rewards}")
+
+
+def stepping_of(chain: Chain, question: Question) -> Stepping:
+    """What a stepped question (:attr:`Question.stepped`) steps, from the chain's
+    labels and rewards."""
+    from ladders.solver.chains.steps import Stepping
+    _check_reward(chain, question)
+    goal = None if question.target is None else chain.label_mask(question.target)
+    path = None if question.through is None else chain.label_mask(question.through)
+    rho = None if question.reward is None else chain.rewards[question.reward]
+    kind = "until" if question.kind == "reach" else question.kind
+    return Stepping(kind, 1 if kind == "next" else int(question.steps),  # type: ignore[arg-type]
+                    goal, path, rho)
+
+
+def _stepped_plan(chain: Chain, question: Question) -> Plan:
+    """The plan of a stepped question: no system, its answer known by stepping
+    (:func:`~ladders.solver.chains.steps.stepped_values`): from the start
+    distribution, or the least or greatest over the start states (``over``)."""
+    from ladders.solver.chains.steps import stepped_values
+    values = stepped_values(chain, stepping_of(chain, question))
+    if question.over is not None and len(chain.start) > 1:
+        value = (min if question.over == "min" else max)(values.values())
+    else:
+        value = sum((p * values[i] for i, p in chain.start), mpq(0))
+    name = question.answer_name
+    return Plan(np.empty(0, dtype=np.int64), False, (), {name: value}, (name,), {}, chain.start)
 
 
 def _single_unknown(start: tuple[tuple[int, mpq], ...], unknowns: np.ndarray) -> bool:

@@ -5,4 +5,5 @@ Monte Carlo of races
 random primes (:mod:`.residue_check`; its compiled block solve :mod:`.blocks`) and a
 chain question's own system for it
 (:mod:`.reference`), the exact check that a quotient chain answers as its chain does
-(:mod:`.lumping`), and the verification tiers (:mod:`.verify`)."""
+(:mod:`.lumping`), the check of a question over a fixed number of steps, stepped the
+other way (:mod:`.stepped`), and the verification tiers (:mod:`.verify`)."""

@@ -177,7 +177,12 @@ def _find_targets(chain: Chain, question: Question, names: tuple[str, ...],
         else:
             slots, expectation = [], names[0]
             rho = None if question.reward is None else chain.rewards[question.reward]
-    lost = ~search(*back, stop)
+    goal = stop
+    if question.through is not None:
+        # phi U psi: a path also stops where phi fails, and is lost unless it can reach
+        # psi through phi
+        stop = goal | ~chain.label_mask(question.through)
+    lost = ~search(*back, goal, goal | ~stop)
     doomed = search(*back, lost, ~stop) & ~stop
     start = chain.start if only is None else ((only, mpq(1)),)
     if question.kind == "reward" and question.over == "min" and len(start) > 1:

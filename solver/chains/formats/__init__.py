@@ -21,6 +21,8 @@ The formats here: the chain TOML (:mod:`.toml_chain`), PRISM's explicit files
 (:mod:`.drn`), and PRISM and JANI models (:mod:`.prism`): read by ladders itself
 (:mod:`.prism_lang`, the PRISM language; :mod:`.jani_lang`, JANI; :mod:`.prism_native`,
 the model and its properties built into a chain), or by Storm with ``--builder storm``.
+A chain file's ``--properties`` (the TOML, ``.tra`` and DRN take them) are read by the
+same property reader, over the chain's labels and rewards (:mod:`.chain_properties`).
 """
 
 from __future__ import annotations
@@ -45,12 +47,15 @@ MAX_FILE_BYTES = 8_000_000_000
 @dataclass(frozen=True)
 class Loaded:
     """A chain from a file, with the questions the file asks (none: the default,
-    where the chain ends and the expected steps) and how to load it again
-    (``source``: the file, its format and the keywords, for a run store)."""
+    where the chain ends and the expected steps), how to load it again
+    (``source``: the file, its format and the keywords, for a run store), and the
+    properties that cannot be asked (``refused``: one line each, naming the property,
+    where it is and why; the others are answered all the same, as Storm does)."""
 
     chain: Chain
     questions: tuple[Question, ...] = ()
     source: dict[str, Any] | None = None
+    refused: tuple[str, ...] = ()
 
 
 @cache
@@ -127,4 +132,4 @@ def load_chain(path: str, **taken: Any) -> Loaded:
     source = {"path": str(p.resolve()), "format": name,
               **{k: str(Path(v).resolve()) if k in FILE_KEYWORDS else str(v)
                  for k, v in given.items()}}
-    return Loaded(loaded.chain, loaded.questions, source)
+    return Loaded(loaded.chain, loaded.questions, source, loaded.refused)

@@ -46,7 +46,7 @@ from ladders.solver.exact import mpq
 
 SUFFIXES = (".drn",)
 DESCRIPTION = "Storm's DRN model (@type: DTMC, exact values)"
-TAKES = ()
+TAKES = ("properties",)
 
 #: What is said of the model types ladders does not answer.
 REFUSED = {
@@ -175,8 +175,11 @@ def _value(text: str, at: str, h: _Header, what: str) -> mpq:
         raise ChainError(f"{at}: {what}: {exc}") from None
 
 
-def load(path: str) -> Loaded:
-    """The DTMC in the DRN file ``path`` (see the module docstring), checked."""
+def load(path: str, properties: str | None = None) -> Loaded:
+    """The DTMC in the DRN file ``path`` (see the module docstring), checked, with the
+    questions of the properties file ``properties``
+    (:mod:`~ladders.solver.chains.formats.chain_properties`)."""
+    acted: set[str] = set()  # the rewards with an action part
     lines = _lines(Path(path))
     h = _header(lines, path)
     builder = ChainBuilder(Path(path).stem, path)
@@ -217,7 +220,7 @@ def load(path: str) -> Loaded:
             action = empty = number
             actions += 1
             fields = line[7:].split(None, 1)
-            _rewards(fields[1] if len(fields) > 1 else "", at, h, builder, state, number)
+            _rewards(fields[1] if len(fields) > 1 else "", at, h, builder, state, number, acted)
         else:
             target, sep, value = line.partition(":")
             if not sep or not ascii_digits(target.strip()):
@@ -259,7 +262,8 @@ def load(path: str) -> Loaded:
                          "uniform start: keep one init state, or write the chain in TOML with a "
                          "start distribution")
     builder.start_at(starts[0], mpq(1))
-    return Loaded(builder.build())
+    from ladders.solver.chains.formats.chain_properties import with_properties
+    return with_properties(Loaded(builder.build()), properties, acted)
 
 
 def _no_empty_action(path: str, empty: int | None, state: int) -> None:
@@ -271,9 +275,10 @@ def _no_empty_action(path: str, empty: int | None, state: int) -> None:
 
 
 def _rewards(rest: str, at: str, h: _Header, builder: ChainBuilder, state: int,
-             line: int) -> str:
+             line: int, earned: set[str] | None = None) -> str:
     """Add the ``[r0, r1, ...]`` at the start of ``rest`` to ``state``'s rewards (one per
-    reward model, in @reward_models' order); the text after them."""
+    reward model, in @reward_models' order); the text after them. ``earned``: where given,
+    the names of the rewards with a value here are added to it."""
     if not rest.startswith("["):
         return rest
     end = rest.find("]")
@@ -288,4 +293,6 @@ def _rewards(rest: str, at: str, h: _Header, builder: ChainBuilder, state: int,
         value = _value(text.strip(), at, h, f"the reward {name!r} of state {state}")
         if value:
             builder.reward(name, state, value, line)
+            if earned is not None:
+                earned.add(name)
     return rest[end + 1:].strip()

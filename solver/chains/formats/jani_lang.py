@@ -24,9 +24,10 @@ The subset, as Storm reads it (``storm::generator::JaniNextStateGenerator``):
 - expressions: numbers (a JSON decimal is the decimal it spells), Booleans, names,
   ``ite``, ``¬ ∧ ∨ ⇒``, ``= ≠ < ≤ > ≥``, ``+ - * / %``, ``pow``, ``min``, ``max``,
   ``floor``, ``ceil``, ``abs``, ``sgn``, ``trc``;
-- properties: ``filter`` over the initial states, ``Pmin``/``Pmax`` of ``U`` and ``F``,
-  ``Emin``/``Emax`` of a reward variable until ``reach``, and the comparisons of either
-  with a bound. A reward's state part counts where the property accumulates ``exit``,
+- properties: ``filter`` over the initial states, ``Pmin``/``Pmax`` of ``U`` and ``F``
+  (with an upper ``step-bounds``: ``U<=k``), ``Emin``/``Emax`` of a reward variable until
+  ``reach``, ``Smin``/``Smax`` of a state formula (the long run), and the comparisons of
+  these with a bound. A reward's state part counts where the property accumulates ``exit``,
   its part on steps where it accumulates ``steps`` (Storm's reading for a DTMC, where
   ``time`` adds nothing); a property that leaves out a part the variable has is
   refused.
@@ -525,34 +526,50 @@ class _Reader:
         operator, reward, shape = "other", None, "a state formula"
         left: Expr | None = None
         right: Expr | None = None
+        steps: int | None = None
         if op in ("Pmin", "Pmax"):
             operator = "P"
             path, spot = self.get(e, "exp", here), here + ("exp",)
-            shape, left, right = self._path(path, spot)
+            shape, left, right, steps = self._path(path, spot)
         elif op in ("Emin", "Emax"):
             operator, reward, shape, right = self._expectation(e, here)
         elif op in ("Smin", "Smax"):
-            operator = "S"
-        text = self._text(operator, reward, bound, shape, left, right)
+            operator, shape = "S", "S"
+            right = self._state(self.get(e, "exp", here), here + ("exp",))
+        text = self._text(operator, reward, bound, shape, left, right, steps)
         if function != "values" or states != '"init"':
             text = f"filter({function}, {text}, {states})"
         return Property(name=name, operator=operator, reward=reward, bound=bound, shape=shape,
                         left=left, right=right, right_text=show(right) if right is not None else "",
-                        function=function, states=states, text=text, where=where)
+                        function=function, states=states, text=text, where=where,
+                        left_text=show(left) if left is not None else "", steps=steps)
 
-    def _path(self, path: Any, at: Pointer) -> tuple[str, Expr | None, Expr | None]:
+    def _path(self, path: Any, at: Pointer) -> tuple[str, Expr | None, Expr | None, int | None]:
         """A probability's path formula: its shape (``"U"``, ``"F"`` or what it is in
-        words) and its state formulas."""
+        words), its state formulas and its upper step bound (``step-bounds``: ``upper``,
+        ``upper-exclusive``; None: unbounded)."""
         op = path.get("op") if isinstance(path, dict) else None
         if op not in ("U", "F"):
-            return f"the path formula {op or json.dumps(path)[:40]}", None, None
-        for bounds in ("step-bounds", "time-bounds", "reward-bounds"):
+            return f"the path formula {op or json.dumps(path)[:40]}", None, None, None
+        for bounds in ("time-bounds", "reward-bounds"):
             if bounds in path:
-                return "a bounded until (U<=k)", None, None
+                return "a time or reward bound", None, None, None
+        steps = None
+        if "step-bounds" in path:
+            limits = path["step-bounds"]
+            spot = at + ("step-bounds",)
+            if not isinstance(limits, dict) or "upper" not in limits or "lower" in limits:
+                return "a lower or interval step bound", None, None, None
+            k = self.expr(limits["upper"], spot + ("upper",))
+            exclusive = limits.get("upper-exclusive") is True
+            if k.op != "const" or k.type != "int" or k.value < (1 if exclusive else 0):
+                raise self.fail(spot + ("upper",), "a step bound must be a constant integer "
+                                f"{'>= 1' if exclusive else '>= 0'}")
+            steps = int(k.value) - (1 if exclusive else 0)
         if op == "F":
-            return "F", None, self._state(self.get(path, "exp", at), at + ("exp",))
+            return "F", None, self._state(self.get(path, "exp", at), at + ("exp",)), steps
         left = self._state(self.get(path, "left", at), at + ("left",))
-        return "U", left, self._state(self.get(path, "right", at), at + ("right",))
+        return "U", left, self._state(self.get(path, "right", at), at + ("right",)), steps
 
     def _expectation(self, e: Any, at: Pointer) -> tuple[str, str | None, str, Expr | None]:
         """An expected reward: ``R`` with the reward variable's name (``T`` for one a
@@ -588,15 +605,18 @@ class _Reader:
 
     @staticmethod
     def _text(operator: str, reward: str | None, bound: tuple[str, Any] | None, shape: str,
-              left: Expr | None, right: Expr | None) -> str:
+              left: Expr | None, right: Expr | None, steps: int | None = None) -> str:
         """The property as PRISM writes it (for its question's text)."""
         head = {"P": "P", "T": "T", "S": "S"}.get(operator, f'R{{"{reward}"}}' if reward else "?")
         head += "=?" if bound is None else f"{bound[0]}{bound[1]}"
         if right is None:
             return f"{head} [{shape}]"
+        if shape == "S":
+            return f"{head} [{show(right)}]"
+        within = "" if steps is None else f"<={steps}"
         if shape == "U" and not (left is not None and left.op == "const" and left.value is True):
-            return f"{head} [{show(left) if left is not None else 'true'} U {show(right)}]"
-        return f"{head} [F {show(right)}]"   # true U phi is F phi
+            return f"{head} [{show(left) if left is not None else 'true'} U{within} {show(right)}]"
+        return f"{head} [F{within} {show(right)}]"   # true U phi is F phi
 
 
 def _unary(op: str, x: Expr) -> Expr:

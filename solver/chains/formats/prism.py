@@ -23,7 +23,11 @@ Only discrete-time Markov chains (``dtmc``): an MDP, a CTMC, a Markov automaton 
 refused by name. The properties (``--properties FILE``, or a JANI file's own) become
 :class:`~ladders.solver.chains.questions.Question`\\ s:
 
-- ``P=? [F phi]`` (JANI's ``P=? [true U phi]``): ``reach``;
+- ``P=? [F phi]`` (JANI's ``P=? [true U phi]``), ``P=? [phi U psi]`` and the bounded
+  ``F<=k``, ``F<k``, ``U<=k``: ``reach`` (with ``through`` and ``steps``);
+- ``R{"name"}=? [C<=k]`` and ``[I=k]`` (a literal k): ``cumulative``, ``instant`` (of a
+  structure without action or transition rewards: Storm counts state rewards there);
+- ``S=? [phi]``: ``steady`` (the long run);
 - ``R{"name"}=? [F phi]``, ``R=? [F phi]`` (the model's only reward): ``reward``;
 - ``T=? [F phi]``, Storm's expected time (steps, for a DTMC): ``reward`` with one a step;
 - ``P>=1 [F phi]`` and the other bounds: the same, with ``Question.compare``;
@@ -36,9 +40,10 @@ refused by name. The properties (``--properties FILE``, or a JANI file's own) be
 
 ``phi`` is any propositional formula over labels and expressions
 (``s=5 & srep=2``, ``!"knowA" & "knowB"``): Storm finds its states on the built model.
-Other shapes (bounded until, next, until with a left side, ``G``, LTL, nested ``P``,
-conditional, steady state ``S=?``, cumulative or instantaneous rewards, multi-objective)
-are refused by name.
+Other shapes (next ``X``, which stormpy 2.0 does not bind, a lower step bound, ``G``,
+LTL, nested ``P``, conditional, long-run rewards, multi-objective) are refused by name,
+each by itself (the others are answered); the default builder (:mod:`.prism_native`)
+answers ``X`` too.
 
 stormpy is optional (binary wheels for CPython >= 3.11 on Linux with glibc >= 2.34
 and macOS 15 on arm64): it is imported when a model is loaded, and its absence is a
@@ -172,12 +177,20 @@ def load_storm(path: str, constants: str | None = None, properties: str | None =
     with _storm_errors(stormpy, f"{path}: Storm cannot build the model"):
         built = _stoppable(stormpy.build_model[stormpy.Rational], model, options)
     name = Path(path).stem + (f" ({constants})" if constants else "")
+    # the reward structures with action or transition parts, before Storm folds them
+    acted = {_reward_name(n) for n, r in built.reward_models.items()
+             if r.has_state_action_rewards or r.has_transition_rewards}
     builder, notes = _chain_builder(path, name, built)
-    questions = tuple(_question(stormpy, path, built, builder, p) for p in props)
+    questions, refused = [], []
+    for prop in props:
+        try:
+            questions.append(_question(stormpy, path, built, builder, prop, acted))
+        except ChainError as exc:
+            refused.append(str(exc))  # this property alone; the others are answered
     chain = builder.build()
     if notes:
         chain = dataclasses.replace(chain, notes=chain.notes + tuple(notes))
-    return Loaded(chain, questions)
+    return Loaded(chain, tuple(questions), refused=tuple(refused))
 
 
 def _stoppable(build: Callable[..., Any], model: Any, options: Any) -> Any:
@@ -384,42 +397,70 @@ def _filter_of(prop: Any, where: str) -> tuple[str, str]:
 
 
 def _question(stormpy: ModuleType, path: str, built: Any, builder: ChainBuilder,
-              prop: Any) -> Question:
+              prop: Any, acted: set[str]) -> Question:
     """The :class:`Question` of the property ``prop``; a label in ``builder`` for its
-    target where that is an expression; a :class:`ChainError` naming the file, the
-    property and what ladders asks instead where it cannot be one."""
+    target (and an until's left side) where that is an expression; a
+    :class:`ChainError` naming the file, the property and what ladders asks instead
+    where it cannot be one. ``acted``: the reward structures with action or
+    transition rewards (``I=k`` of them is refused: Storm counts state rewards only)."""
     name = prop.get_name()
     formula = prop.get_raw_formula()
     # Storm names a property without a name by its number
     named = not name.isdigit()
     shown = f'property "{name}" ({formula})' if named else f"property {formula}"
     where = f"{path}: {shown}"
-    ask = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
+    ask = ("on this route ladders answers P=? [F psi], [phi U psi], [phi U<=k psi]; R=? [F psi], "
+           "[C<=k], [I=k]; T=? [F psi]; S=? [psi] (the default builder also X)")
     logic = stormpy.logic
     function, states = _filter_of(prop, where)
     if states != '"init"':
         raise ChainError(f"{where}: a filter over the states {states}; filter over \"init\"")
+    left, steps, target = None, None, None
     if isinstance(formula, logic.ProbabilityOperatorFormula):
         kind, reward = "reach", None
     elif isinstance(formula, logic.RewardOperatorFormula):
         kind, reward = "reward", _reward_of(built, formula, where)
     elif isinstance(formula, logic.TimeOperatorFormula):
         kind, reward = "reward", None
+    elif isinstance(formula, logic.LongRunAverageOperatorFormula):
+        kind, reward, target = "steady", None, formula.subformula
     else:
         raise ChainError(f"{where}: {_shape(logic, formula)}; {ask}")
     path_formula = formula.subformula
-    if isinstance(path_formula, logic.EventuallyFormula):
+    if kind == "steady":
+        pass
+    elif isinstance(path_formula, logic.EventuallyFormula):
         target = path_formula.subformula
+    elif kind == "reach" and isinstance(path_formula, logic.BoundedUntilFormula) and \
+            not path_formula.has_lower_bound and not path_formula.is_multi_dimensional:
+        # Storm prints the bound as written after instantiation: U<k is U<=k-1
+        strict = re.search(r" U<(?!=)", str(path_formula)) is not None
+        steps = int(path_formula.upper_bound_expression.evaluate_as_int()) - int(strict)
+        left, target = path_formula.left_subformula, path_formula.right_subformula
     elif (kind == "reach" and isinstance(path_formula, logic.UntilFormula)
-          and not isinstance(path_formula, logic.BoundedUntilFormula)
-          and str(path_formula.left_subformula) == "true"):
-        target = path_formula.right_subformula
+          and not isinstance(path_formula, logic.BoundedUntilFormula)):
+        left, target = path_formula.left_subformula, path_formula.right_subformula
+    elif kind == "reward" and reward is not None and isinstance(
+            path_formula, (logic.CumulativeRewardFormula, logic.InstantaneousRewardFormula)):
+        found = re.fullmatch(r"(C<=|I=)(\d+)", str(path_formula))
+        if found is None:
+            raise ChainError(f"{where}: {_shape(logic, path_formula)} with a bound that is not a "
+                             f"number ({path_formula}); {ask}")
+        kind, steps = ("cumulative" if found[1] == "C<=" else "instant"), int(found[2])
+        if kind == "instant" and reward in acted:
+            raise ChainError(f"{where}: an instantaneous reward (I=k) of a reward structure with "
+                             "action or transition rewards; Storm counts only its state rewards "
+                             "there, and the chain holds them folded together: ask it of a "
+                             "structure of state rewards")
     else:
         raise ChainError(f"{where}: {_shape(logic, path_formula)}; {ask}")
-    if not isinstance(target, logic.StateFormula):
-        raise ChainError(f"{where}: a path formula inside F (LTL); {ask}")
-    if "[" in _QUOTED.sub("", str(target)):
-        raise ChainError(f"{where}: a P, R or T operator inside F (nested); {ask}")
+    for part in (target, left):
+        if part is None:
+            continue
+        if not isinstance(part, logic.StateFormula):
+            raise ChainError(f"{where}: a path formula inside F (LTL); {ask}")
+        if "[" in _QUOTED.sub("", str(part)):
+            raise ChainError(f"{where}: a P, R or T operator inside F (nested); {ask}")
     compare = None
     if formula.has_bound:
         op = _COMPARISONS[formula.comparison_type.name]
@@ -431,15 +472,19 @@ def _question(stormpy: ModuleType, path: str, built: Any, builder: ChainBuilder,
     text = f"{name}: {shown_formula}" if named else shown_formula
     several = len(list(built.initial_states)) > 1
     over = function if several and function in ("min", "max") else None
-    return Question(kind=kind, target=_target(stormpy, built, builder, target, name),
-                    reward=reward, text=text, compare=compare, over=over)
+    through = None if left is None or str(left) == "true" else \
+        _target(stormpy, built, builder, left, name)
+    return Question(kind=kind, reward=reward, text=text, compare=compare, over=over,
+                    target=None if target is None else _target(stormpy, built, builder, target, name),
+                    through=through, steps=steps)
 
 
 def _shape(logic: ModuleType, formula: Any) -> str:
     """What a formula ladders does not answer is, in words."""
     shapes = [
-        (logic.BoundedUntilFormula, "a bounded until (F<=k, U<=k)"),
-        (logic.UntilFormula, "an until with a left side (phi U psi)"),
+        (logic.BoundedUntilFormula, "a bounded until with a lower bound or several bounds "
+                                    "(F>=k, F[a,b])"),
+        (logic.UntilFormula, "an until inside R or T"),
         (logic.GloballyFormula, "globally (G)"),
         (logic.ConditionalFormula, "a conditional probability"),
         (logic.CumulativeRewardFormula, "a cumulative reward (C<=k)"),

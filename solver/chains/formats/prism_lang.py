@@ -847,20 +847,25 @@ class Property:
     states: str
     text: str
     where: str
+    #: the step bound ``k`` of ``F<=k``, ``U<=k``, ``C<=k``, ``I=k`` (``F<k`` is
+    #: ``F<=k-1``); None: unbounded
+    steps: int | None = None
+    #: the left state formula as written (``phi`` of ``phi U psi``), for a label's name
+    left_text: str = ""
 
 
 _PATH_WORDS = {"G": "globally (G)", "X": "next (X)", "W": "weak until (W)", "R": "release (R)"}
 
 
-def read_properties(path: str, model: Model, given: dict[str, str],
+def read_properties(path: str, model: Model | Scope, given: dict[str, str],
                     text: str | None = None) -> tuple[list[Property], list[str], dict[str, Expr]]:
-    """The properties of the file ``path`` over ``model``, with the constants ``given``;
-    also the names of the file's constants without a value, and the labels the file
-    defines."""
+    """The properties of the file ``path`` over ``model`` (or over the names of a
+    scope: a chain file's labels), with the constants ``given``; also the names of the
+    file's constants without a value, and the labels the file defines."""
     if text is None:
         text = _read(path, "properties")
     p = Parser(text, path)
-    scope = model.scope
+    scope = model.scope if isinstance(model, Model) else model
     scope.source = path
     props: list[Property] = []
     missing: list[str] = []
@@ -946,7 +951,10 @@ def _property(p: Parser) -> dict[str, object]:
             else:
                 raise p.error("'=?' or a bound (>=, >, <=, <) after the operator")
         p.expect("[", "'['")
-        path = _path(p)
+        if op == "S":  # the long run of a state formula: S=? [phi]
+            path: dict[str, object] = {"shape": "S", "left": None, "right": p.expression()}
+        else:
+            path = _path(p)
         p.expect("]", "']'")
         return {"operator": op, "reward": reward, "bound": bound, "at": tok, **path}
     expr = p.expression()
@@ -954,18 +962,35 @@ def _property(p: Parser) -> dict[str, object]:
             "left": None, "right": expr, "at": tok}
 
 
+def _step_bound(p: Parser, ops: tuple[str, ...]) -> tuple[str, Raw] | None:
+    """A step bound ``<=k`` or ``<k`` (``=k`` for ``I``) where one of ``ops`` follows,
+    else None (a bound of another kind is left to the caller)."""
+    if p.tok.kind == "op" and p.tok.text in ops:
+        op = p.tok.text
+        p.i += 1
+        return op, p._sum()
+    return None
+
+
 def _path(p: Parser) -> dict[str, object]:
     tok = p.tok
     if tok.kind == "ident" and tok.text == "F":
         p.i += 1
-        if p.tok.kind == "op" and p.tok.text in ("<", "<=", ">", ">=", "["):
+        steps = _step_bound(p, ("<=", "<"))
+        if steps is None and p.tok.kind == "op" and p.tok.text in (">", ">=", "["):
             _skip(p)
-            return {"shape": "a bounded eventually (F<=k)", "left": None, "right": None}
-        return {"shape": "F", "left": None, "right": p.expression()}
-    if tok.kind == "ident" and tok.text in ("C", "I") and p.peek().text in ("<=", "="):
-        _skip(p)
-        return {"shape": "a cumulative reward (C<=k)" if tok.text == "C" else
-                "an instantaneous reward (I=k)", "left": None, "right": None}
+            return {"shape": "a lower or interval time bound (F>=k, F[a,b])", "left": None,
+                    "right": None}
+        return {"shape": "F", "left": None, "right": p.expression(), "steps": steps}
+    if tok.kind == "ident" and tok.text == "X" and p.peek().text not in ("U", "=", "]"):
+        p.i += 1
+        return {"shape": "X", "left": None, "right": p.expression()}
+    if tok.kind == "ident" and tok.text == "C" and p.peek().text in ("<=", "<"):
+        p.i += 1
+        return {"shape": "C", "left": None, "right": None, "steps": _step_bound(p, ("<=", "<"))}
+    if tok.kind == "ident" and tok.text == "I" and p.peek().text == "=":
+        p.i += 1
+        return {"shape": "I", "left": None, "right": None, "steps": _step_bound(p, ("=",))}
     if tok.kind == "ident" and tok.text in ("C", "S", "LRA") and p.peek().text == "]":
         p.i += 1
         return {"shape": "a total reward (C)" if tok.text == "C" else "a long-run average (S, LRA)",
@@ -976,10 +1001,12 @@ def _path(p: Parser) -> dict[str, object]:
     left = p.expression()
     if p.tok.kind == "ident" and p.tok.text == "U":
         p.i += 1
-        if p.tok.kind == "op" and p.tok.text in ("<", "<=", ">", ">="):
+        steps = _step_bound(p, ("<=", "<"))
+        if steps is None and p.tok.kind == "op" and p.tok.text in (">", ">=", "["):
             _skip(p)
-            return {"shape": "a bounded until (U<=k)", "left": None, "right": None}
-        return {"shape": "U", "left": left, "right": p.expression()}
+            return {"shape": "a lower or interval time bound (U>=k, U[a,b])", "left": None,
+                    "right": None}
+        return {"shape": "U", "left": left, "right": p.expression(), "steps": steps}
     if p.tok.kind == "ident" and p.tok.text in _PATH_WORDS:
         _skip(p)
         return {"shape": "an LTL formula", "left": None, "right": None}
@@ -1012,6 +1039,14 @@ def _resolve_property(scope: Scope, raw: dict[str, object], name: str | None, te
     right = raw.get("right")
     left_e = None if left is None else _typed_expr(scope, left, "bool", "a state formula")  # type: ignore[arg-type]
     right_e = None if right is None else _typed_expr(scope, right, "bool", "a state formula")  # type: ignore[arg-type]
+    steps = None
+    if raw.get("steps") is not None:
+        op, steps_raw = raw["steps"]  # type: ignore[misc]
+        k = scope.expr(steps_raw)
+        if k.op != "const" or k.type != "int" or k.value < (1 if op == "<" else 0):
+            raise ChainError(f"{scope.where(steps_raw.at)}: a step bound must be a constant "
+                             f"integer {'>= 1' if op == '<' else '>= 0'}")
+        steps = int(k.value) - (1 if op == "<" else 0)
     states_raw = raw.get("states")
     if "filter" not in raw:
         states = '"init"'
@@ -1023,7 +1058,8 @@ def _resolve_property(scope: Scope, raw: dict[str, object], name: str | None, te
     return Property(name=name, operator=str(raw["operator"]), reward=raw.get("reward"),  # type: ignore[arg-type]
                     bound=bound, shape=str(raw["shape"]), left=left_e, right=right_e,
                     right_text=right_text, function=str(raw.get("filter", "values")),
-                    states=states, text=text, where=where)
+                    states=states, text=text, where=where, steps=steps,
+                    left_text=_raw_text(left) if left is not None else "")  # type: ignore[arg-type]
 
 
 def _raw_text(r: Raw) -> str:

@@ -5,12 +5,19 @@
 :class:`~ladders.solver.chains.questions.Question`\\ s the way the stormpy route
 (:mod:`~ladders.solver.chains.formats.prism`) makes them:
 
-- ``P=? [F phi]`` and ``P=? [true U phi]``: ``reach``; ``R{"r"}=? [F phi]`` (``R`` alone:
-  the model's only reward structure) and ``T=? [F phi]``: ``reward``; a bound
+- ``P=? [F psi]``, ``P=? [phi U psi]``, ``F<=k``, ``F<k``, ``U<=k``: ``reach`` (with its
+  ``through`` and ``steps``); ``P=? [X psi]``: ``next``; ``R{"r"}=? [F psi]`` (``R``
+  alone: the model's only reward structure) and ``T=? [F psi]``: ``reward``;
+  ``R=? [C<=k]``: ``cumulative``; ``R=? [I=k]``: ``instant`` (of a structure of state
+  rewards only, as Storm counts them); ``S=? [psi]``: ``steady``; a bound
   (``P>=1 [...]``) is the question's ``compare``; ``filter(f, prop, "init")`` as that
   route reads it;
-- a target that is an expression becomes a label named by its text, or
-  ``target of NAME`` where the text is longer than a name may be;
+- a state formula that is an expression becomes a label named by its text, or
+  ``target of NAME`` (``path of NAME`` for ``phi``) where the text is longer than a
+  name may be;
+- a property ladders does not answer (``G``, LTL, ``R=? [S]``, a lower step bound,
+  ...) is refused by itself, by its place, name and reason
+  (:attr:`~ladders.solver.chains.formats.Loaded.refused`); the others are answered;
 - every constant without a value, the model's or the properties file's, must be given
   by ``--constants``: those missing are refused together, by name.
 
@@ -21,7 +28,7 @@ rewards equal those Storm builds from the same model (the tests compare them).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -32,13 +39,15 @@ from ladders.solver.chains.formats.prism_lang import (
 )
 from ladders.solver.chains.model import MAX_NAME, ChainError
 from ladders.solver.chains.questions import Question
-from ladders.solver.chains.symbolic import Expr, Program
+from ladders.solver.chains.symbolic import Expr
 from ladders.solver.exact import mpq
 
 #: Filter functions with a value (or a truth) from the start, by PRISM's name.
 FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
 #: What the questions ladders answers look like, for refusals.
-ASK = "ladders answers P=? [F phi], R=? [F phi] and T=? [F phi], phi over labels and expressions"
+ASK = ("ladders answers P=? [F psi], [phi U psi], [X psi], [F<=k psi], [phi U<=k psi]; "
+       "R=? [F psi], [C<=k], [I=k]; T=? [F psi]; S=? [psi]; phi, psi over labels and "
+       "expressions")
 
 
 #: How a filter is checked against the start: ``(function, compare, kind, starts,
@@ -96,18 +105,23 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
         mask = np.zeros(n, dtype=bool)
         mask[members] = True
         masks[name] = mask
-    questions, targets = [], {}
+    questions, targets, refused = [], {}, []
+    acted = {name: any(item.action is not None for item in items)
+             for name, items in program.rewards.items()}
     for number, prop in enumerate(props):
-        question, target = _question(program, prop, number, explored.initial, check_filter,
-                                     unnamed_reward)
+        try:
+            question, added = _question(program.labels, acted, prop, number, explored.initial,
+                                        check_filter, unnamed_reward)
+        except ChainError as exc:
+            refused.append(str(exc))  # this property alone; the others are answered
+            continue
         questions.append(question)
-        if target is not None:
-            targets[question.target] = target
+        targets.update(added)
     labels = {**own, **label_states(explorer, explored.states, targets, given=masks)}
     name = Path(path).stem + (f" ({constants})" if constants else "")
     explored = dataclasses.replace(explored, rewards={
         reward or unnamed_reward: ids for reward, ids in explored.rewards.items()})
-    return Loaded(to_chain(name, path, explored, labels), tuple(questions))
+    return Loaded(to_chain(name, path, explored, labels), tuple(questions), refused=tuple(refused))
 
 
 def _constants_of(properties: str) -> list[str]:
@@ -127,10 +141,14 @@ def _constants_of(properties: str) -> list[str]:
     return out
 
 
-def _question(program: Program, prop: Property, number: int, starts: int,
-              check_filter: FilterCheck, unnamed_reward: str) -> tuple[Question, Expr | None]:
-    """The :class:`Question` of ``prop`` and, where its target is an expression, the
-    expression of the label to add for it (named by the question's ``target``)."""
+def _question(known_labels: Collection[str], rewards: Mapping[str, bool], prop: Property,
+              number: int, starts: int, check_filter: FilterCheck,
+              unnamed_reward: str) -> tuple[Question, dict[str, Expr]]:
+    """The :class:`Question` of ``prop`` over a model or chain with the labels
+    ``known_labels`` and the reward structures ``rewards`` (by name as the properties
+    write it, ``""`` for an unnamed one: whether it has action rewards), and the labels
+    to add for it where its state formulas are expressions (by name: the question's
+    ``target`` and ``through``)."""
     named = prop.name is not None
     shown = f'property "{prop.name}" ({prop.text})' if named else f"property {prop.text}"
     where = f"{prop.where}: {shown}"
@@ -139,43 +157,62 @@ def _question(program: Program, prop: Property, number: int, starts: int,
     if prop.function not in FILTERS:
         raise ChainError(f"{where}: filter({prop.function}, ...) is not a value ladders gives; "
                          "use min, max, avg, sum, forall, exists or values")
-    if prop.operator == "P":
-        kind, reward = "reach", None
-    elif prop.operator == "R":
-        kind, reward = "reward", _reward_of(program, prop.reward, where, unnamed_reward)
-    elif prop.operator == "T":
-        kind, reward = "reward", None
-    elif prop.operator == "S":
-        raise ChainError(f"{where}: a steady-state probability (S=?, LRA=?); {ASK}")
-    else:
+    reward = None
+    shapes = {"P": ("F", "U", "X"), "R": ("F", "C", "I"), "T": ("F",), "S": ("S",)}
+    if prop.operator not in shapes:
         raise ChainError(f"{where}: a state formula without P, R or T; {ASK}")
-    if prop.shape == "U":
-        left = prop.left
-        if kind != "reach" or left is None or not (left.op == "const" and left.value is True):
-            raise ChainError(f"{where}: an until with a left side (phi U psi); {ASK}")
-    elif prop.shape != "F":
-        raise ChainError(f"{where}: {prop.shape}; {ASK}")
+    if prop.shape not in shapes[prop.operator]:
+        what = {"U": "an until (U) inside R or T", "X": "next (X) inside R or T",
+                "C": "a cumulative reward (C<=k) inside P or T",
+                "I": "an instantaneous reward (I=k) inside P or T"}.get(prop.shape, prop.shape)
+        raise ChainError(f"{where}: {what}; {ASK}")
+    if prop.operator == "R":
+        reward = _reward_of(list(rewards), prop.reward, where, unnamed_reward)
+    kind = {"P": "reach", "R": "reward", "T": "reward", "S": "steady"}[prop.operator]
+    if prop.shape == "X":
+        kind = "next"
+    elif prop.shape in ("C", "I"):
+        kind = "cumulative" if prop.shape == "C" else "instant"
+        if kind == "instant" and rewards[prop.reward if prop.reward is not None else
+                                         next(iter(rewards))]:
+            # the chain keeps a state's action rewards folded into its state reward;
+            # Storm counts only the state rewards at step k
+            raise ChainError(f"{where}: an instantaneous reward (I=k) of a reward structure with "
+                             "action or transition rewards; Storm counts only its state rewards "
+                             "there, and the chain holds them folded together: ask it of a "
+                             "structure of state rewards")
+    elif kind == "reward" and prop.steps is not None:
+        raise ChainError(f"{where}: a step bound on F inside R or T; {ASK}")
     compare = prop.bound
     check_filter(prop.function, compare, kind, starts, where)
     over = prop.function if starts > 1 and prop.function in ("min", "max") else None
     text = f"{prop.name}: {prop.text}" if named else prop.text
-    target = prop.right
-    assert target is not None
-    if target.op == "label":
-        return Question(kind=kind, target=str(target.value), reward=reward, text=text,
-                        compare=compare, over=over), None
-    label = prop.right_text if len(prop.right_text) <= MAX_NAME else \
-        f"target of {prop.name if named else number}"
-    if label in program.labels or label in ("init", "deadlock"):
-        label = f"target of {prop.name if named else number}"
-    return Question(kind=kind, target=label, reward=reward, text=text, compare=compare,
-                    over=over), target
+    labels: dict[str, Expr] = {}
+    own = prop.name if named else number
+
+    def label_for(formula: Expr | None, written: str, role: str) -> str | None:
+        """The label of a state formula: the model's, or one added, named by its text
+        (or by its role and the property where that is too long or taken)."""
+        if formula is None or (formula.op == "const" and formula.value is True and role == "path"):
+            return None
+        if formula.op == "label":
+            return str(formula.value)
+        name = written if 0 < len(written) <= MAX_NAME else f"{role} of {own}"
+        if name in known_labels or name in ("init", "deadlock"):
+            name = f"{role} of {own}"
+        labels[name] = formula
+        return name
+
+    target = label_for(prop.right, prop.right_text, "target")
+    through = label_for(prop.left, prop.left_text, "path") if prop.shape == "U" else None
+    steps = prop.steps if kind in ("reach", "cumulative", "instant") else None
+    return Question(kind=kind, target=target, reward=reward, text=text, compare=compare,
+                    over=over, through=through, steps=steps), labels
 
 
-def _reward_of(program: Program, wanted: str | None, where: str, unnamed: str) -> str:
-    """The chain's name of the reward structure ``R{...}`` asks for (``R`` alone: the
-    model's only one)."""
-    names = list(program.rewards)
+def _reward_of(names: list[str], wanted: str | None, where: str, unnamed: str) -> str:
+    """The chain's name of the reward structure ``R{...}`` asks for among ``names``
+    (``R`` alone: the model's only one)."""
     if wanted is not None:
         if wanted not in names:
             known = ", ".join(f'"{n}"' for n in names) or "none"

@@ -39,7 +39,7 @@ from ladders.solver.exact import mpq
 
 SUFFIXES = (".toml",)
 DESCRIPTION = "a chain in TOML (ladders' own chain file: start, [transitions], [labels], [rewards])"
-TAKES = ()
+TAKES = ("properties",)
 
 #: The top-level fields of a chain file.
 FIELDS = ("name", "start", "transitions", "labels", "rewards")
@@ -178,8 +178,10 @@ def _state_name(value: Any, at: str, what: str) -> str:
                      "string, e.g. \"2\"")
 
 
-def load(path: str) -> Loaded:
-    """The chain in the TOML file ``path`` (see the module docstring), checked."""
+def load(path: str, properties: str | None = None) -> Loaded:
+    """The chain in the TOML file ``path`` (see the module docstring), checked, with the
+    questions of the properties file ``properties``
+    (:mod:`~ladders.solver.chains.formats.chain_properties`)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -256,7 +258,8 @@ def load(path: str) -> Loaded:
             i = _known(builder, state, where(path, line), f"the reward {reward[:40]!r}")
             builder.reward(reward, i, _exact(value, where(path, line),
                                              f"the reward {reward[:40]!r} of {state[:40]!r}"), line)
-    return Loaded(builder.build())
+    from ladders.solver.chains.formats.chain_properties import with_properties
+    return with_properties(Loaded(builder.build()), properties)
 
 
 def _known(builder: ChainBuilder, state: str, at: str, what: str) -> int:

@@ -46,7 +46,7 @@ from ladders.solver.exact import mpq
 
 SUFFIXES = (".tra",)
 DESCRIPTION = "PRISM's or Storm's explicit model files (.tra, with .lab, .srew, .trew beside it)"
-TAKES = ()
+TAKES = ("properties",)
 
 #: What is said of the model types ladders does not answer.
 REFUSED = {
@@ -115,9 +115,10 @@ class _States:
         return k
 
 
-def load(path: str) -> Loaded:
+def load(path: str, properties: str | None = None) -> Loaded:
     """The chain in the explicit files ``path`` (``.tra``) and those beside it (see the
-    module docstring), checked."""
+    module docstring), checked, with the questions of the properties file
+    ``properties`` (:mod:`~ladders.solver.chains.formats.chain_properties`)."""
     tra = Path(path)
     builder = ChainBuilder(tra.stem, path)
     records = _records(tra)
@@ -125,6 +126,7 @@ def load(path: str) -> Loaded:
     declared = None if header is None else header[0]
     states = _States(builder, declared, path)
     trew = _transition_rewards(tra.with_suffix(".trew"), declared is not None)
+    acted = {name for name, _, _ in trew.values()}  # rewards with a transition part
     given = 0
     sums: dict[int, mpq] = {}
     row_line: dict[int, int] = {}
@@ -170,7 +172,8 @@ def load(path: str) -> Loaded:
     chain = builder.build()
     if note:
         chain = dataclasses.replace(chain, notes=chain.notes + (note,))
-    return Loaded(chain)
+    from ladders.solver.chains.formats.chain_properties import with_properties
+    return with_properties(Loaded(chain), properties, acted)
 
 
 def _mdp_hint(tokens: list[str]) -> str:

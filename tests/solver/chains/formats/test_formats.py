@@ -141,4 +141,4 @@ def test_formats_register_their_suffixes() -> None:
     assert {"toml_chain", "tra", "drn"} <= set(found)
     for name in ("toml_chain", "tra", "drn"):
         module = found[name]
-        assert module.TAKES == () and module.DESCRIPTION and module.SUFFIXES
+        assert module.TAKES == ("properties",) and module.DESCRIPTION and module.SUFFIXES

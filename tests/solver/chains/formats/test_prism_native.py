@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -301,18 +302,25 @@ def test_constants_are_all_required(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("prop", "words"), [
-    ('P=? [F<=3 "right"]', "a bounded eventually (F<=k)"),
-    ('P=? [x<3 U "right"]', "an until with a left side"),
+    ('P=? [F>=3 "right"]', "a lower or interval time bound (F>=k, F[a,b])"),
+    ('P=? [x<3 U[1,4] "right"]', "a lower or interval time bound (U>=k, U[a,b])"),
     ('P=? [G "right"]', "globally (G)"),
-    ('S=? ["right"]', "a steady-state probability"),
-    ('R{"steps"}=? [C<=3]', "a cumulative reward (C<=k)"),
+    ('R{"steps"}=? [S]', "a long-run average (S, LRA)"),
+    ('T=? [C<=3]', "a cumulative reward (C<=k) inside P or T"),
+    ('R{"steps"}=? [F<=3 "right"]', "a step bound on F inside R or T"),
     ('filter(argmin, P=? [F "right"], "init")', "filter(argmin, ...) asks for states"),
     ('filter(avg, P=? [F "right"], x=1)', 'a filter over an expression; filter over "init"'),
 ])
 def test_property_refusals(tmp_path: Path, prop: str, words: str) -> None:
+    """A property ladders does not answer is refused by itself, by place, name and
+    reason; the file's other properties are answered."""
     path = write(tmp_path, "walk.prism", WALK)
-    with pytest.raises(ChainError, match=r"walk.props:1:\d+: property .*" + __import__("re").escape(words)):
-        load(path, constants="N=4", properties=write(tmp_path, "walk.props", prop))
+    loaded = load(path, constants="N=4",
+                  properties=write(tmp_path, "walk.props",
+                                f'{prop};\n"ok": filter(avg, P=? [F "right"], "init");'))
+    assert [q.answer_name for q in loaded.questions] == ["ok"]
+    (message,) = loaded.refused
+    assert re.match(r".*walk.props:1:\d+: property .*" + re.escape(words), message)
 
 
 # --------------------------------------------------------------------- QVBS
