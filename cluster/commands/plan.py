@@ -71,8 +71,11 @@ def plan(board: str, rule: str | None, die: int | None, meet: str | None, player
     from ladders.solver.games.chain import build_chain
     from ladders.solver.problem import Problem
     from ladders.cluster.commands.solve import chain_problems
-    problems = chain_problems(board, rule, die, players, meet, target, properties, constants)
-    if problems is not None:
+    asked = chain_problems(board, rule, die, players, meet, target, properties, constants)
+    if asked is not None:
+        problems, refused = asked
+        for line in refused:
+            click.echo(f"ladders: refused: {line}", err=True)
         return chain_plan(problems, as_json)
     chain = build_chain(open_board(board, rule, die))
     problem = Problem(chain.board, players, chain)

@@ -263,8 +263,7 @@ def long_run_chain(chain: Chain, question: Question,
             f"{YES!r} (\"{LONG_RUN}\"), whose chain has 2 states more")
     return dataclasses.replace(chain, states=_Named(chain.states, (YES, NO)), indptr=indptr,
                                indices=indices, numerators=numerators, denominators=denominators,
-                               labels=labels, rewards=rewards, notes=chain.notes + (note,),
-                               board=None)
+                               labels=labels, rewards=rewards, notes=chain.notes + (note,))
 
 
 def long_run_question(question: Question) -> Question:
