@@ -100,6 +100,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help=f"Chain files ({formats_taking('builder')}): "
               "who builds the chain, ladders itself or "
               "Storm (stormpy) [default: ladders; JANI: storm].")
+@click.option("--max-states", "max_states", type=click.IntRange(min=1), default=None,
+              metavar="N",
+              help=f"Chain files ({formats_taking('max_states')}) that ladders builds: the most "
+              "states to build [default: 20,000,000]; a build past it stops at once, naming it.")
 @click.option("--lump", type=click.Choice(["auto", "on", "off"]), default="auto",
               show_default=True,
               help="Chain questions: solve the quotient by the coarsest lumping (bisimulation) "
@@ -110,8 +114,8 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
           seed: int | None, checkpoint: str | None, scheduler: str | None,
           scheduler_file: str | None, workers: int | None, exact: bool, table_path: str | None,
           force: bool, output_path: str | None, meet: str | None, target: str | None,
-          properties: str | None, constants: str | None, builder: str | None, lump: str,
-          as_json: bool, **options: Any) -> int:
+          properties: str | None, constants: str | None, builder: str | None,
+          max_states: int | None, lump: str, as_json: bool, **options: Any) -> int:
     """Exact win probability of every seat, or any chain's answers, certified and
     checked against the bounds.
 
@@ -164,7 +168,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
         from ladders.checkpoints.backend import open_backend
         open_backend(checkpoint).check()  # a file, an unknown scheme, an unreachable bucket
     asked = chain_problems(board, rule, die, players, meet, target, properties, constants,
-                           builder, lump)
+                           builder, lump, max_states)
     if asked is None and lump != "auto":
         raise click.UsageError(f"--lump is for chain questions; {board} is a race of pieces "
                                "that never meet (the series engine's)")
@@ -224,23 +228,51 @@ def unkept(driver: Engine, problem: Any, request: SolveRequest,
 solve.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
+class BuildLines:
+    """``progress(states, transitions, levels)`` of a model's build: one line on stderr
+    after :data:`FIRST` seconds, then one every :data:`EVERY` (a build that ends sooner
+    says nothing), with the states found, the rate, and the limit with the way to raise
+    it: a model too large for the machine shows where it is heading before it stops."""
+
+    FIRST, EVERY = 5.0, 30.0
+
+    def __init__(self, path: str, limit: int | None) -> None:
+        from ladders.solver.chains.model import MAX_STATES
+        self.path, self.limit = path, MAX_STATES if limit is None else limit
+        self.t0 = time.perf_counter()
+        self.next = self.FIRST
+
+    def __call__(self, states: int, transitions: int, levels: int) -> None:
+        elapsed = time.perf_counter() - self.t0
+        if elapsed < self.next:
+            return
+        self.next = elapsed + self.EVERY
+        click.echo(f"building {self.path}: {states:,} states, {transitions:,} transitions, "
+                   f"{levels:,} breadth-first levels, {elapsed:.0f} s ({states / elapsed:,.0f} "
+                   f"states a second; the limit {self.limit:,}: --max-states raises it)", err=True)
+
+
 def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                    meet: str | None, target: str | None, properties: str | None,
                    constants: str | None, builder: str | None = None,
-                   lump: str = "auto") -> tuple[list[Any], tuple[str, ...]] | None:
+                   lump: str = "auto", max_states: int | None = None
+                   ) -> tuple[list[Any], tuple[str, ...]] | None:
     """The chain questions BOARD asks (a chain file, or a board whose pieces meet), each
     on the quotient of its chain where ``lump`` says so
     (:func:`~ladders.solver.chain_problem.lumped_problem`), and the properties refused
     (one line each, see :attr:`Loaded.refused`), or None for a race of pieces that
     never meet. A properties file none of whose properties can be answered is a
-    :class:`ChainError` listing every refusal (exit code 2)."""
+    :class:`ChainError` listing every refusal (exit code 2). A model that ladders
+    builds (PRISM, JANI) has at most ``max_states`` states, and a build that lasts
+    says how far it got (:class:`BuildLines`)."""
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.questions import Question
     if format_of(board) is None:
-        if target or properties or constants or builder:
+        if target or properties or constants or builder or max_states:
             given = [f for f, v in (("--target", target), ("--properties", properties),
-                                    ("--constants", constants), ("--builder", builder)) if v]
+                                    ("--constants", constants), ("--builder", builder),
+                                    ("--max-states", max_states)) if v]
             raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for "
                                    f"chain files; {board} is a board")
         from ladders.solver.chain_problem import board_problem
@@ -257,7 +289,8 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                                f"boards; {board} is a chain file")
     if target and properties:
         raise click.UsageError("give --target or --properties, not both")
-    loaded = load_chain(board, properties=properties, constants=constants, builder=builder)
+    loaded = load_chain(board, BuildLines(board, max_states), properties=properties,
+                        constants=constants, builder=builder, max_states=max_states)
     if target:
         loaded.chain.label_mask(target)  # a ChainError naming the labels there are
         questions = [Question("reach", target)]

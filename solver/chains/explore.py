@@ -40,7 +40,7 @@ state and the value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -378,8 +378,10 @@ class Explorer:
             raise ChainError(f"{self.program.source}: {what}: {exc}") from None
 
     # ------------------------------------------------------------------ the build
-    def explore(self) -> Explored:
-        """Every reachable state and its row (see the module docstring)."""
+    def explore(self, progress: Callable[[int, int, int], None] | None = None) -> Explored:
+        """Every reachable state and its row (see the module docstring). ``progress(states,
+        transitions, levels)`` is called after each breadth-first level: a model whose
+        levels are narrow (brp: six levels a chunk) takes one level at a time, for minutes."""
         starts = self.initial_states()
         table = StateTable(self.layout.words, max(1024, 4 * len(starts)))
         table.add(starts)
@@ -389,7 +391,7 @@ class Explorer:
         value_parts: list[np.ndarray] = []
         deadlock_parts: list[np.ndarray] = []
         reward_parts: dict[str, list[np.ndarray]] = {name: [] for name in self.program.rewards}
-        done, offset = 0, 0
+        done, offset, levels = 0, 0, 0
         while done < table.count:
             hi = table.count
             block = table.states[done:hi]
@@ -399,8 +401,9 @@ class Explorer:
             src, targets, probs = src[order], targets[order], probs[order]
             tgt = table.add(targets)
             if table.count > self.max_states:
-                raise ChainError(f"{self.program.source}: more than {self.max_states:,} states, "
-                                 "the limit of one chain")
+                raise ChainError(f"{self.program.source}: more than {self.max_states:,} states "
+                                 f"after {levels + 1:,} breadth-first levels, the limit of one "
+                                 "chain; --max-states N raises it")
             src, tgt, probs = self._merge(src, tgt, probs)
             counts = np.bincount(src, minlength=hi - done)
             indptr_parts.append(offset + np.cumsum(counts))
@@ -411,6 +414,9 @@ class Explorer:
             for name, ids in rewards.items():
                 reward_parts[name].append(ids)
             done = hi
+            levels += 1
+            if progress is not None:
+                progress(table.count, offset, levels)
         return Explored(
             layout=self.layout, states=table.states[:table.count].copy(), initial=initial,
             indptr=np.concatenate(indptr_parts), indices=np.concatenate(index_parts),

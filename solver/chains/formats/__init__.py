@@ -11,7 +11,10 @@ A format is one module in this package that defines
   has a ``[transitions]`` table, a board otherwise);
 - ``load(path, **taken) -> Loaded``: the chain, checked (a
   :class:`~ladders.solver.chains.model.ChainError` naming the file and line), and any
-  questions the file itself asks (a PRISM properties file's).
+  questions the file itself asks (a PRISM properties file's);
+- ``FOLLOWS`` (optional): ``("progress",)`` where ``load`` also takes a
+  ``progress(states, transitions, levels)`` that follows a long build (a model
+  explored state by state, not a file that lists its chain).
 
 Adding a format is adding one such module: :func:`load_chain`, ``ladders solve FILE``
 and ``ladders.load_chain`` find it here (``tests/solver/chains/formats/test_formats.py``
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -102,10 +106,13 @@ def suffixes() -> list[str]:
 FILE_KEYWORDS = ("properties",)
 
 
-def load_chain(path: str, **taken: Any) -> Loaded:
+def load_chain(path: str, progress: Callable[[int, int, int], None] | None = None,
+               **taken: Any) -> Loaded:
     """The chain in ``path`` by its format (see the module docstring); ``taken``:
-    ``constants=`` and ``properties=`` for the formats that take them (refused by the
-    others, naming the formats that do)."""
+    ``constants=``, ``properties=``, ... for the formats that take them (refused by the
+    others, naming the formats that do). ``progress(states, transitions, levels)``
+    follows a build that explores a model (PRISM, JANI: ``"progress"`` in the format's
+    ``FOLLOWS``); a file that lists its chain is read without it."""
     p = Path(path)
     if not p.exists():
         raise ChainError(f"{path}: no such file")
@@ -126,7 +133,8 @@ def load_chain(path: str, **taken: Any) -> Loaded:
             takers = [n for n, m in formats().items() if key in m.TAKES]
             raise ChainError(f"{path}: --{key} is for {' and '.join(takers) or 'no'} files, not "
                              f"{module.DESCRIPTION}")
-    loaded = module.load(str(p), **given)
+    follows = progress is not None and "progress" in getattr(module, "FOLLOWS", ())
+    loaded = module.load(str(p), **given, **({"progress": progress} if follows else {}))
     # a file the keywords name is kept as its absolute path: a run store is resumed
     # from any folder
     source = {"path": str(p.resolve()), "format": name,

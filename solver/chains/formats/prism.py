@@ -64,14 +64,16 @@ from typing import Any
 import numpy as np
 
 from ladders.solver.chains.formats import Loaded
-from ladders.solver.chains.model import MAX_NAME, ChainBuilder, ChainError
+from ladders.solver.chains.model import MAX_NAME, MAX_STATES, ChainBuilder, ChainError
 from ladders.solver.chains.questions import Question
 from ladders.solver.exact import mpq
 
 SUFFIXES = (".prism", ".pm", ".jani")
 DESCRIPTION = ("PRISM or JANI model (.prism, .pm, .jani), built by ladders itself (or with "
                "--builder storm exactly by Storm, stormpy)")
-TAKES = ("constants", "properties", "builder")
+TAKES = ("constants", "properties", "builder", "max_states")
+#: What :func:`load` reports while it works (see :func:`~ladders.solver.chains.formats.load_chain`).
+FOLLOWS = ("progress",)
 #: Who builds the chain of a PRISM or JANI model: ladders itself (the default; no
 #: stormpy needed, :mod:`.prism_native`) or Storm (``--builder storm``).
 BUILDERS = ("ladders", "storm")
@@ -136,16 +138,31 @@ def _one_line(message: str) -> str:
 
 
 def load(path: str, constants: str | None = None, properties: str | None = None,
-         builder: str | None = None) -> Loaded:
+         builder: str | None = None, max_states: int | str | None = None,
+         progress: Callable[[int, int, int], None] | None = None) -> Loaded:
     """The Markov chain of the PRISM or JANI model ``path``, built by ``builder``
-    (:data:`BUILDERS`; by default ladders builds a PRISM model itself and Storm a JANI
-    one)."""
+    (:data:`BUILDERS`; by default ladders builds it itself). Built here, it has at most
+    ``max_states`` states (default :data:`~ladders.solver.chains.model.MAX_STATES`), and
+    ``progress(states, transitions, levels)`` follows the build."""
     if builder not in (None, *BUILDERS):
         raise ChainError(f"{path}: --builder {builder}: use {' or '.join(BUILDERS)}")
+    limit = MAX_STATES if max_states is None else _positive(path, max_states)
     if builder != "storm":
         from ladders.solver.chains.formats import prism_native
-        return prism_native.load(path, constants, properties, _check_filter, UNNAMED_REWARD)
+        return prism_native.load(path, constants, properties, _check_filter, UNNAMED_REWARD,
+                                 limit, progress)
+    if max_states is not None:
+        raise ChainError(f"{path}: --max-states is for the models ladders builds; Storm's "
+                         "build has no limit to raise (leave out --builder storm)")
     return load_storm(path, constants=constants, properties=properties)
+
+
+def _positive(path: str, value: int | str) -> int:
+    """``--max-states``: a positive whole number."""
+    text = str(value).replace(",", "").replace("_", "")
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise ChainError(f"{path}: --max-states {value}: give a positive whole number of states")
+    return int(text)
 
 
 def load_storm(path: str, constants: str | None = None, properties: str | None = None) -> Loaded:

@@ -37,7 +37,7 @@ from ladders.solver.chains.formats import Loaded
 from ladders.solver.chains.formats.prism_lang import (
     Property, parse_constants, read_model, read_properties,
 )
-from ladders.solver.chains.model import MAX_NAME, ChainError
+from ladders.solver.chains.model import MAX_NAME, MAX_STATES, ChainError
 from ladders.solver.chains.questions import Question
 from ladders.solver.chains.symbolic import Expr
 from ladders.solver.exact import mpq
@@ -56,12 +56,14 @@ FilterCheck = Callable[[str, "tuple[str, mpq] | None", str, int, str], None]
 
 
 def load(path: str, constants: str | None, properties: str | None, check_filter: FilterCheck,
-         unnamed_reward: str) -> Loaded:
+         unnamed_reward: str, max_states: int = MAX_STATES,
+         progress: Callable[[int, int, int], None] | None = None) -> Loaded:
     """The Markov chain of the PRISM model ``path``, built here, with ``constants``
     (``"N=16,MAX=2"``) for its open constants, and the questions of the properties
     file ``properties``. The stormpy route (:func:`.prism.load`) calls it and hands it
     its rules, so that both routes read properties alike: ``check_filter`` and the name
-    of a model's unnamed reward structure."""
+    of a model's unnamed reward structure. At most ``max_states`` states are built;
+    ``progress`` follows the build (:meth:`~ladders.solver.chains.explore.Explorer.explore`)."""
     given = parse_constants(constants)
     props: list[Property] = []
     if Path(path).suffix.lower() == ".jani":
@@ -92,8 +94,8 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     # format registry, which every command imports
     from ladders.solver.chains.explore import Explorer, label_states, to_chain
     program = model.program
-    explorer = Explorer(program)
-    explored = explorer.explore()
+    explorer = Explorer(program, max_states)
+    explored = explorer.explore(progress)
     n = len(explored.states)
     init = np.zeros(n, dtype=bool)
     init[:explored.initial] = True

@@ -377,3 +377,41 @@ def test_qvbs_equals_storm(family: str, model: str, props: str, constants: str |
     else:
         built = storm_chain(model, constants)["built"]
         assert (built.nr_states, built.nr_transitions) == (loaded.chain.size, loaded.chain.nnz)
+
+
+LINE = """dtmc
+const int N;
+module walk
+  x : [0..N] init 0;
+  [] x < N -> 1/2 : (x'=x+1) + 1/2 : (x'=0);
+  [] x = N -> true;
+endmodule
+label "top" = x = N;
+"""
+
+
+def test_a_build_is_followed_and_stops_at_the_limit_it_is_given(tmp_path: Path) -> None:
+    """A model of N + 1 states in N + 1 breadth-first levels: the build reports each
+    level, and a limit below N + 1 stops it at once with the way to raise it, through
+    the API and the CLI (before: 20 million states, the fixed limit, after minutes in
+    silence on brp with N = 10^6)."""
+    path = tmp_path / "line.prism"
+    path.write_text(LINE)
+    seen: list[tuple[int, int, int]] = []
+    loaded = load_chain(str(path), lambda *a: seen.append(a), constants="N=40", max_states=41)
+    assert loaded.chain.size == 41 and [levels for _, _, levels in seen] == list(range(1, 42))
+    assert [states for states, _, _ in seen] == [*range(2, 42), 41]
+    with pytest.raises(ChainError, match="more than 40 states after 40 breadth-first levels.*"
+                                         "--max-states N raises it"):
+        load_chain(str(path), constants="N=40", max_states=40)
+    with pytest.raises(ChainError, match="--max-states 0: give a positive whole number"):
+        load_chain(str(path), constants="N=40", max_states="0")
+    cli = [sys.executable, "-c", "from ladders.cluster.cli import main; main()", "solve"]
+    out = subprocess.run([*cli, str(path), "--constants", "N=40", "--max-states", "10"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().endswith(
+        "more than 10 states after 10 breadth-first levels, the limit of one chain; "
+        "--max-states N raises it"), out.stderr
+    out = subprocess.run([*cli, "tiny10", "--max-states", "10"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "--max-states is for chain files" in out.stderr, out.stderr
