@@ -149,10 +149,10 @@ def test_ctrl_c_stops_storms_build_at_once() -> None:
     if not brp.is_dir():
         pytest.skip(f"needs the QVBS model brp ({brp} is not there)")
     # a process started from a terminal takes Ctrl-C as KeyboardInterrupt; one started
-    # with SIGINT ignored or blocked keeps it so (a background job of a script does), and
-    # under the whole suite this test's process passed SIGINT on so (.ci/run: still
-    # running 60 s after it, silent; alone it stops at once): the child is set as a
-    # terminal's would be
+    # with SIGINT ignored keeps it ignored (Python's rule), and a shell starts a
+    # background job so: .ci/run started with '&' ran this suite with SIGINT ignored,
+    # and the child, silent, was still running 60 s after it. The child is set as a
+    # terminal's would be.
     terminal = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
                 "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
                 "from ladders.cluster.cli import main; main()")
