@@ -12,7 +12,8 @@ limit, periodic components included). So
 (Baier and Katoen, *Principles of Model Checking*, 2008, section 10.5). That is the
 probability of reaching ``yes`` in the *long-run chain*: the chain with two absorbing
 states added, ``yes`` and ``no``, and every state of ``B_i`` moving to ``yes`` with
-probability ``w_i`` and to ``no`` otherwise. :func:`long_run_problem` asks that of it,
+probability ``w_i`` and to ``no`` otherwise (:func:`long_run_chain`;
+:func:`~ladders.solver.chain_problem.ask_chain` asks it of that chain),
 so the engines, the bounds and the residue check answer and check the reach part as
 any other; the ``w_i`` are found here, exactly:
 
