@@ -407,15 +407,18 @@ class RunStore:
         """The segments the numbered manifests older than ``manifest`` reference, those
         that read whole (a damaged one is no way back)."""
         keep: set[str] = set()
-        for key in self.backend.list("manifest"):
-            name = key.rsplit("/", 1)[-1]
-            if not (name.endswith(".json") and name[:-5].isdigit()) or int(name[:-5]) >= manifest.seq:
-                continue
-            try:
-                keep |= self._read_manifest(int(name[:-5])).referenced()
-            except _Unreadable:
-                continue
+        for seq in self._numbered():
+            if seq < manifest.seq:
+                try:
+                    keep |= self._read_manifest(seq).referenced()
+                except _Unreadable:
+                    continue
         return keep
+
+    def _numbered(self) -> set[int]:
+        """The numbers of the store's numbered manifests (``manifest/NNNNNN.json``)."""
+        return {int(name[:-5]) for key in self.backend.list("manifest")
+                if (name := key.rsplit("/", 1)[-1]).endswith(".json") and name[:-5].isdigit()}
 
     def _clear_pages(self) -> int:
         """Delete the pages no numbered manifest in the store references (those a
@@ -424,14 +427,13 @@ class RunStore:
         if not pages:
             return 0
         keep: set[str] = set()
-        for key in self.backend.list("manifest"):
-            if key.endswith(".json") and key.rsplit("/", 1)[-1][:-5].isdigit():
-                try:
-                    data = json.loads(self.backend.read(key))
-                    keep.update(page_key(int(number), str(digest))
-                                for number, digest in data["state"]["pages"]["refs"])
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue  # not ours to judge here: _roll_forward sets bad ones aside
+        for seq in self._numbered():
+            try:
+                data = json.loads(self.backend.read(manifest_key(seq)))
+                keep.update(page_key(int(number), str(digest))
+                            for number, digest in data["state"]["pages"]["refs"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not ours to judge here: _roll_forward sets bad ones aside
         gone = sorted(pages - keep)
         for key in gone:
             self.backend.delete(key)
@@ -532,8 +534,7 @@ class RunStore:
         except (OSError, ValueError) as exc:
             current = None
             problems.append(f"manifest/CURRENT is unreadable ({type(exc).__name__}: {exc})")
-        listed = {int(name[:-5]) for key in self.backend.list("manifest")
-                  if (name := key.rsplit("/", 1)[-1]).endswith(".json") and name[:-5].isdigit()}
+        listed = self._numbered()
         candidates = sorted(listed | ({current} if current is not None else set()), reverse=True)
         passed: list[str] = []
         unreadable: list[str] = []
