@@ -163,42 +163,112 @@ def derive_plan(store: RunStore, system: LinearSystem) -> EliminationPlan:
                      f"problem has its token {str(want)[:12]}; {store.damaged()}")
 
 
-def damaged_initial_rows(store: RunStore, manifest: Manifest) -> dict[int, str]:
-    """The groups still at their initial rows whose segment does not read whole, with
-    what is wrong with it: each is read and checked (they are the system's rows, about
-    its size in all)."""
-    damaged: dict[int, str] = {}
-    for j, (version, ref) in sorted(manifest.state.groups.items()):  # type: ignore[attr-defined]
-        if version == -1:
+@dataclass(frozen=True)
+class Recovery:
+    """What a manifest's damaged segments (a disk error, a file changed by hand) ask of
+    the next resume, found by :func:`recovery` without changing anything.
+
+    A group's initial rows are the system's own, so their segment is simply written
+    again (``initial``: group -> what is wrong). A segment a task wrote holds work whose
+    inputs were superseded since (``later``: path -> what is wrong): the run goes back
+    to ``back_to``, the newest older manifest whose task-written segments all read
+    whole (the store keeps :data:`~ladders.checkpoints.manifests.HISTORY` of them with
+    their segments), or to the start (``back_to`` None) where none is left, and
+    computes again the ``redo`` tasks done since."""
+
+    initial: dict[int, str]
+    later: dict[str, str]
+    back_to: Manifest | None = None
+    redo: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.initial or self.later)
+
+    def says(self, who: str) -> str:
+        """What is damaged and what ``who`` (the next resume, or this one) does about
+        it, in one clause."""
+        parts = []
+        if self.later:
+            path = min(self.later)
+            where = (f"manifest/{self.back_to.seq:06d}.json, the newest whose rows read whole,"
+                     if self.back_to is not None else "the system's rows (no older manifest's rows "
+                     "read whole)")
+            parts.append(f"{_count(len(self.later), 'segment')} of rows damaged ({self.later[path]}): "
+                         f"{who} goes back to {where} and computes again the "
+                         f"{_count(self.redo, 'task')} done since")
+        if self.initial:
+            first = min(self.initial)
+            parts.append(f"{_count(len(self.initial), 'segment')} of initial rows damaged "
+                         f"(group {first}: {self.initial[first]}): {who} writes "
+                         f"{'it' if len(self.initial) == 1 else 'them'} again from the run's problem")
+        return "; ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def recovery(store: RunStore, manifest: Manifest) -> Recovery:
+    """Read and check every segment ``manifest`` references (about the size of the
+    system's rows as they stand), and where one a task wrote is damaged, the older
+    manifests' too, newest first, until one's task-written segments all read whole:
+    the same diagnosis for ``status``, ``resume`` and ``verify``, changing nothing."""
+    checked: dict[str, str | None] = {}
+
+    def damage(ref: SegmentRef) -> str | None:
+        if ref.path not in checked:
             try:
                 read_segment(store.backend, ref)
+                checked[ref.path] = None
             except SegmentError as exc:
-                damaged[j] = exc.reason
-    return damaged
+                checked[ref.path] = exc.reason
+        return checked[ref.path]
 
+    def initial(state: EliminationState) -> dict[int, str]:
+        return {j: why for j, (version, ref) in sorted(state.groups.items())
+                if version == -1 and (why := damage(ref)) is not None}
 
-def restore_initial_rows(store: RunStore, system: LinearSystem, manifest: Manifest) -> Manifest:
-    """``manifest``, or where a group still at its initial rows has a damaged segment
-    (a disk error, a file changed by hand), the manifest after it with those rows
-    written again from ``system`` under a fresh name: they are the system's own rows, so
-    nothing is lost (the segments of later versions hold work, and a damaged one of
-    those still stops the run that reads it). Said on stderr in one line."""
+    def later(state: EliminationState) -> dict[str, str]:
+        refs = [ref for version, ref in state.groups.values() if version != -1]
+        return {ref.path: why for ref in refs + list(state.factored.values())
+                if (why := damage(ref)) is not None}
+
     state: EliminationState = manifest.state  # type: ignore[assignment]
-    plan = plan_of(store, system)
-    damaged = damaged_initial_rows(store, manifest)
-    if not damaged:
+    bad = later(state)
+    if not bad:
+        return Recovery(initial(state), {})
+    done = len(state.done)
+    for older in store.older(manifest):
+        was: EliminationState = older.state  # type: ignore[assignment]
+        if not later(was):
+            return Recovery(initial(was), bad, older, done - len(was.done))
+    return Recovery({}, bad, None, done)
+
+
+def repair(store: RunStore, system: LinearSystem, manifest: Manifest) -> Manifest:
+    """``manifest``, or where :func:`recovery` finds damage, the manifest after it that
+    a run can go on from: the initial rows a damaged segment held written again from
+    ``system`` under fresh names, and where a task's segment is damaged, the state of
+    the manifest the run goes back to (or of the start). Committed, and said on stderr
+    in one line."""
+    found = recovery(store, manifest)
+    if not found:
         return manifest
-    groups = dict(state.groups)
-    for j in damaged:
+    plan = plan_of(store, system)
+    if found.later and found.back_to is None:
+        base, rewrite = EliminationState(), set(range(len(plan.blocks)))
+    else:
+        base = (found.back_to or manifest).state  # type: ignore[assignment]
+        rewrite = set(found.initial)
+    groups = dict(base.groups)
+    for j in sorted(rewrite):
         groups[j] = (-1, store.write(f"rows/g{j}/init-{uuid.uuid4().hex[:8]}",
                                      system_rows(system, plan.group(j))))
-    new = manifest.next(EliminationState(groups, dict(state.factored), state.done))
+    bits = found.back_to.max_bits if found.back_to is not None else 0 if found.later else None
+    new = manifest.next(EliminationState(groups, dict(base.factored), base.done), max_bits=bits)
     store.commit(new)
     store.drop_superseded(manifest, new)
-    first = min(damaged)
-    print(f"ladders: {store.url}: {len(damaged):,} damaged segment{'s' if len(damaged) > 1 else ''} "
-          f"of initial rows written again from the run's problem (group {first}: "
-          f"{damaged[first]})", file=sys.stderr, flush=True)
+    print(f"ladders: {store.url}: {found.says('this resume')}", file=sys.stderr, flush=True)
     return new
 
 

@@ -150,18 +150,21 @@ def write_arrays(backend: Backend, path: str, arrays: dict[str, np.ndarray], row
                       int(sum(a.nbytes for a in arrays.values())))
 
 
-def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref`` says."""
+def read_arrays(backend: Backend, ref: SegmentRef, names: tuple[str, ...],
+                way_out: str | None = None) -> dict[str, np.ndarray]:
+    """Read and check a segment's arrays; :class:`SegmentError` if it is not what ``ref``
+    says, with ``way_out`` (by default: the store is damaged beyond repair)."""
+    way_out = damaged_store(backend.url) if way_out is None else way_out
     import zarr
     try:
         group = zarr.open_group(backend.zarr_store(ref.path, "r"), mode="r", zarr_format=3)
         arrays = {name: group[name][...] for name in names}
     except Exception as exc:  # zarr raises many kinds: missing keys, crc32c mismatch, ...
         raise SegmentError(f"segment {ref.path} cannot be read ({type(exc).__name__}: {exc})",
-                           damaged_store(backend.url)) from exc
+                           way_out) from exc
     if digest_arrays(*arrays.values()) != ref.digest:
         raise SegmentError(f"segment {ref.path} does not match its manifest checksum "
-                           "(changed or damaged after it was committed)", damaged_store(backend.url))
+                           "(changed or damaged after it was committed)", way_out)
     return arrays
 
 
@@ -194,8 +197,13 @@ def write_segment(backend: Backend, path: str, rows: dict[int, Row]) -> SegmentR
 
 
 def read_segment(backend: Backend, ref: SegmentRef) -> dict[int, Row]:
-    """Read and check a segment of rows (see :func:`read_arrays`)."""
-    return decode_rows(read_arrays(backend, ref, ("rows",))["rows"])
+    """Read and check a segment of rows (see :func:`read_arrays`). Where it is damaged,
+    the next resume goes back to a manifest whose rows read whole
+    (:func:`~ladders.checkpoints.elimination.recovery`), and the error says so."""
+    return decode_rows(read_arrays(
+        backend, ref, ("rows",),
+        f"'ladders resume {backend.url}' goes back to the newest manifest whose rows read "
+        "whole and computes again what came after")["rows"])
 
 
 class RowsCache:

@@ -406,14 +406,22 @@ class RunStore:
     def _kept_references(self, manifest: Manifest) -> set[str]:
         """The segments the numbered manifests older than ``manifest`` reference, those
         that read whole (a damaged one is no way back)."""
-        keep: set[str] = set()
-        for seq in self._numbered():
+        return set().union(*(older.referenced() for older in self.older(manifest)))
+
+    def older(self, manifest: Manifest) -> list[Manifest]:
+        """The numbered manifests before ``manifest`` that read whole, newest first: the
+        ways back where ``manifest``'s segments turn out damaged (the store keeps
+        :data:`HISTORY` of them, and the segments they reference)."""
+        found: list[Manifest] = []
+        pages = self._last_pages  # the next commit retires from the newest's pages, not these
+        for seq in sorted(self._numbered(), reverse=True):
             if seq < manifest.seq:
                 try:
-                    keep |= self._read_manifest(seq).referenced()
+                    found.append(self._read_manifest(seq))
                 except _Unreadable:
                     continue
-        return keep
+        self._last_pages = pages
+        return found
 
     def _numbered(self) -> set[int]:
         """The numbers of the store's numbered manifests (``manifest/NNNNNN.json``)."""

@@ -46,10 +46,10 @@ class EliminationWork:
     preload = WORKER_MODULES
 
     def __init__(self, store: RunStore, system: LinearSystem) -> None:
-        from ladders.checkpoints.elimination import plan_of, restore_initial_rows
+        from ladders.checkpoints.elimination import plan_of, repair
         self.store = store
         self.plan = plan_of(store, system)
-        self.manifest = restore_initial_rows(store, system, store.current())
+        self.manifest = repair(store, system, store.current())
         self.committed = self.manifest
         self.before = len(self.manifest.state.done)  # type: ignore[attr-defined]
         store.clear_leftovers(self.manifest)  # leftovers of an interrupted run
@@ -243,7 +243,7 @@ class EliminationEngine(Engine):
         return get_engine(self.cross_for(problem))  # type: ignore[arg-type]
 
     def status(self, store: RunStore, manifest: Manifest) -> dict[str, Any]:
-        from ladders.checkpoints.elimination import PlanDamaged, damaged_initial_rows, plan_of
+        from ladders.checkpoints.elimination import PlanDamaged, plan_of, recovery
         from ladders.solver.exact import bits_to_digits
         done = manifest.state.done  # type: ignore[attr-defined]
         damaged = None
@@ -253,12 +253,8 @@ class EliminationEngine(Engine):
         except PlanDamaged as exc:  # its sizes are in run.json too
             damaged = str(exc)
             total, count = store.run["plan"]["tasks"], store.run["plan"]["blocks"]
-        if bad := damaged_initial_rows(store, manifest):
-            first = min(bad)
-            damaged = "; ".join(filter(None, [damaged, (
-                f"{len(bad):,} segment{'s' if len(bad) > 1 else ''} of initial rows damaged "
-                f"(group {first}: {bad[first]}): 'ladders resume {store.url}' writes "
-                f"{'them' if len(bad) > 1 else 'it'} again from the run's problem")]))
+        if found := recovery(store, manifest):
+            damaged = "; ".join(filter(None, [damaged, found.says(f"'ladders resume {store.url}'")]))
         blocks = sum(1 for b in range(count) if (b, b) in done)
         return {"tasks_done": len(done), "tasks_total": total, "blocks_done": blocks,
                 "blocks_total": count, "damaged": damaged,

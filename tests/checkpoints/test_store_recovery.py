@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from examples import EXAMPLES
 from ladders.checkpoints.backend import Backend, open_backend
+from ladders.checkpoints.errors import SegmentError
+from ladders.checkpoints.segments import read_segment
 from ladders.cluster.cli import cli
 from ladders.cluster.runs import open_store, solve
 from ladders.solver.problem import Problem
@@ -253,3 +255,46 @@ def test_a_damaged_segment_of_initial_rows_is_written_again(tmp_path: Path) -> N
     assert f"'ladders resume {hurt}' writes it again" in status
     assert (resume, verify) == ("resumed", "verified")
     assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
+
+
+@pytest.mark.parametrize("which", ["the newest", "one every manifest shares"])
+def test_a_damaged_segment_a_task_wrote_sends_the_run_back(tmp_path: Path, which: str) -> None:
+    """A task's rows hold work whose inputs were superseded: where their segment is
+    damaged, the run goes back to the newest manifest whose rows read whole (the
+    newest segment: the manifest before it) or, where every kept manifest shares the
+    damaged one (F(0)), to the system's rows; status says which, resume does it in one
+    line, and the answer is the undamaged run's (before: 'the store is damaged and
+    cannot be resumed')."""
+    finished = elimination_store(tmp_path, stop_after=None)
+    answer = json.loads((Path(finished) / "COMPLETE.json").read_text())["seats"]
+    hurt = elimination_store(tmp_path / "hurt", stop_after=4)
+    manifest = open_store(hurt).current()
+    written = {ref.path: ref for version, ref in manifest.state.groups.values() if version != -1}
+    written.update((ref.path, ref) for ref in manifest.state.factored.values())
+    ref = (manifest.state.factored[0] if which == "one every manifest shares"
+           else max(written.values(), key=lambda r: (Path(hurt) / r.path).stat().st_mtime_ns))
+    flip_byte(open_backend(hurt), f"{ref.path}/rows/0")
+    back = ("the system's rows (no older manifest's rows read whole)" if which != "the newest"
+            else f"manifest/{manifest.seq - 1:06d}.json, the newest whose rows read whole,")
+    status = json.loads(ladders("status", hurt, "--json").stdout)["state"]
+    assert status.startswith(f"interrupted (1 segment of rows damaged (segment {ref.path} cannot "
+                             "be read (ValueError: Stored and computed checksum do not match"), status
+    assert f"'ladders resume {hurt}' goes back to {back} and computes again the " in status
+    result = ladders("resume", hurt)
+    assert result.exit_code == 0, result.stderr
+    assert f"this resume goes back to {back}" in result.stderr
+    assert ladders("verify", hurt, "--no-cross").exit_code == 0
+    assert json.loads((Path(hurt) / "COMPLETE.json").read_text())["seats"] == answer
+
+
+def test_a_task_that_reads_a_damaged_segment_names_the_resume_that_repairs_it(tmp_path: Path) -> None:
+    """A damaged segment found while a task reads it stops the run with one line that
+    names the way out, the resume that goes back (before: 'delete the store')."""
+    hurt = elimination_store(tmp_path, stop_after=4)
+    ref = open_store(hurt).current().state.factored[0]
+    backend = open_backend(hurt)
+    flip_byte(backend, f"{ref.path}/rows/0")
+    with pytest.raises(SegmentError) as caught:
+        read_segment(backend, ref)
+    assert str(caught.value).endswith(f"'ladders resume {hurt}' goes back to the newest manifest "
+                                      "whose rows read whole and computes again what came after")
