@@ -4,5 +4,5 @@ committing and surveying the manifests, COMPLETE.json), what a manifest holds
 file operations (:mod:`.backend`: a folder or object storage), write-once segments (:mod:`.segments`), atomic file writes
 (:mod:`.files`), its errors (:mod:`.errors`), the files a solve writes for people
 (:mod:`.outputs`: ``--output``, ``--table``), and one module per engine for what its
-runs keep (:mod:`.elimination`, :mod:`.crt`, :mod:`.modular`, :mod:`.series`; the
-prime-batch engines share :mod:`.batches`)."""
+runs keep (:mod:`.elimination`, :mod:`.crt`, :mod:`.modular`, :mod:`.series`,
+:mod:`.components`; the prime-batch engines share :mod:`.batches`)."""

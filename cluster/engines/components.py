@@ -1,12 +1,17 @@
-"""The ``components`` engine's driver: the topological solve in this process.
+"""The ``components`` engine's driver: the topological solve in this process, or as
+batches of primes with a store.
 
 The mathematics is :mod:`ladders.solver.engines.components`: the strongly connected
 components of ``A``'s pattern in topological order, each solved modulo word primes
 (a one-unknown component in one pass over its row), then Chinese remaindering and
-rational reconstruction of the wanted unknowns only. It keeps no store: on the chains
-it is chosen for, the solve takes about as long as building the system (nand 40-1, 629,595
-unknowns: 0.17 s), far less than a store's start; with ``--checkpoint`` a chain question
-goes to an engine that keeps one (:func:`~ladders.cluster.engines.choose_engine`).
+rational reconstruction of the wanted unknowns only. Without a store it runs in this
+process in one step: on the chains it is chosen for, the solve takes about as long as
+building the system (nand 40-1, 629,595 unknowns: 0.17 s), far less than a store's
+start. With ``--checkpoint``, or on a Dask cluster (``--workers``, ``--scheduler``),
+the run is batches of primes as tasks, like the ``crt`` engine's
+(:mod:`~ladders.cluster.engines.prime_batches`): each batch's residues of the wanted
+unknowns are committed to the store (:mod:`ladders.checkpoints.components`), a resume
+after a crash goes on from the batches committed, and ``ladders status`` reads them.
 
 It is the default for a chain question whose components are small
 (:attr:`~ladders.solver.chain_problem.ChainProblem.topological`); a race of pieces
@@ -19,34 +24,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ladders.cluster.engines import Answer, Engine, PlanRow, SolveRequest
+from ladders.cluster.engines import Answer, PlanRow, SolveRequest
+from ladders.cluster.engines.prime_batches import BatchWork, PrimeBatchEngine, batch_option
 from ladders.cluster.loops import OneStep
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ladders.checkpoints.segments import SegmentRef
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
     from ladders.solver.exact import mpq
     from ladders.solver.problem import Problem
 
 
-def wanted_unknowns(problem: Problem) -> list[int]:
-    """The unknowns whose values a solve of ``problem`` needs: the target, and for a
-    question over several start states (``every``) each start state that is unknown."""
-    system = problem.system
-    wanted = [system.target]
-    if problem.every:
-        pos = {state: k for k, (state,) in enumerate(system.labels)}
-        wanted += sorted({pos[i] for i, _ in problem.chain.start if i in pos} - {system.target})
-    return wanted
-
-
 class Topological(OneStep):
     """The topological solve as one step in this process."""
 
     def __init__(self, problem: Problem, seed: int | None) -> None:
+        from ladders.checkpoints.components import wanted_unknowns
         self.problem, self.seed = problem, seed
         self.result: Any = None
-        self.wanted = wanted_unknowns(problem)
+        self.wanted = wanted_unknowns(problem)  # type: ignore[arg-type]
 
     def compute(self) -> bool:
         from ladders.solver.engines.components import solve_topological, structure
@@ -56,12 +55,68 @@ class Topological(OneStep):
         return True
 
 
-class ComponentsEngine(Engine):
+#: Primes per task of a stored run: nand 40-1 solves 64 primes in 0.17 s, so a batch of
+#: nand 60-4 (18.8 million states) takes seconds, against ~50 ms of store round trip.
+BATCH_PRIMES = 32
+
+
+class BatchedTopological(BatchWork):
+    """A stored run of the topological solve: batches of primes, each batch's residues
+    of the wanted unknowns held against the candidate the batches before give
+    (:class:`~ladders.solver.engines.components.Reconstruction`)."""
+
+    modules = ("ladders.checkpoints.components",)
+    preload = modules
+
+    def __init__(self, store: RunStore, problem: Problem) -> None:
+        from ladders.checkpoints.components import components_solve, wanted_unknowns
+        from ladders.solver.engines.components import Reconstruction
+        super().__init__(store)
+        components_solve(store, problem)  # type: ignore[arg-type]  # batches run here use it
+        self.wanted = wanted_unknowns(problem)  # type: ignore[arg-type]
+        self.columns = problem.system.columns
+        self.rebuilt = Reconstruction(len(self.wanted) * self.columns)
+        self.fresh: list[tuple[int, list[int]]] = []
+        self.start()
+
+    def sequence(self) -> Iterator[int]:
+        from ladders.solver.engines.components import prime_sequence
+        return prime_sequence(self.seed)
+
+    def batch_task(self, k: int, primes: list[int]) -> Callable[..., dict[str, Any]]:
+        from ladders.checkpoints.components import run_components_batch
+        return run_components_batch
+
+    def fold(self, ref: SegmentRef) -> None:
+        from ladders.checkpoints.components import read_components_batch
+        self.fresh += read_components_batch(self.store, ref)
+
+    def bits(self) -> int:
+        return self.rebuilt.bits
+
+    def conclude(self) -> bool:
+        """The batches folded since the last conclusion, held against the candidate of
+        those before (a resumed run's committed batches are all taken in first)."""
+        fresh, self.fresh = self.fresh, []
+        return bool(fresh) and self.rebuilt.add(fresh)
+
+    def values(self) -> list[list[mpq]]:
+        """``values[w][col]`` of the wanted unknowns, once concluded."""
+        found = self.rebuilt.values
+        assert found is not None
+        m = self.columns
+        return [found[w * m:(w + 1) * m] for w in range(len(self.wanted))]
+
+
+class ComponentsEngine(PrimeBatchEngine):
     name = "components"
-    summary = ("strongly connected components in topological order, modulo word primes, "
-               "in this process (Storm's topological solver); chain questions")
-    takes = frozenset({"seed"})
-    unit = ("components", "solve")
+    summary = ("strongly connected components in topological order, modulo word primes "
+               "(Storm's topological solver); in this process, or batches of primes with a "
+               "store (--checkpoint, a Dask cluster); chain questions")
+    takes = frozenset({"checkpoint", "cluster", "executor", "seed"})
+    options = (batch_option(f"{BATCH_PRIMES}"),)
+    unit = ("batches", "batch")
+    work_type = BatchedTopological
 
     def preference(self, problem: Problem) -> float | None:
         """First for a chain question whose components are small (a model checker's
@@ -93,20 +148,42 @@ class ComponentsEngine(Engine):
                        "are small (a race's system is one large component or few)", {}, None,
                        undecided="no cost model for races")
 
-    def pick_executor(self, problem: Problem, request: SolveRequest) -> str:
-        return "serial"
+    def big(self, problem: Problem) -> bool:
+        """Never: the solve in this process is what it is chosen for; a cluster only
+        where one is asked for."""
+        return False
+
+    def keeps_store(self, problem: Problem, request: SolveRequest, executor: str) -> bool:
+        """Where ``--checkpoint`` or a Dask cluster asks for one (not a temporary store
+        for a solve in this process: it would cost more than the solve)."""
+        return executor == "dask" or bool(request.checkpoint)
+
+    def default_batch(self, problem: Problem) -> int:
+        return BATCH_PRIMES
+
+    def run_fields(self, problem: Problem) -> dict[str, Any]:
+        """The size of the system, for ``ladders status``."""
+        return {"unknowns": problem.system.size, "nonzeros": problem.system.nnz}
 
     def open_work(self, store: RunStore | None, problem: Problem, request: SolveRequest,
-                  progress: Progress | None, should_stop: Callable[[], bool]) -> Topological:
-        return Topological(problem, request.seed)
+                  progress: Progress | None, should_stop: Callable[[], bool]
+                  ) -> Topological | BatchedTopological:
+        if store is None:
+            return Topological(problem, request.seed)
+        return BatchedTopological(store, problem)
 
-    def answer(self, work: Topological, problem: Problem, request: SolveRequest) -> Answer:
-        result = work.result
-        values = result.values[0]
-        details = {"primes": result.primes, "batches": result.batches,
-                   "stages": {k: round(v, 3) for k, v in result.seconds.items()}}
+    def answer(self, work: Topological | BatchedTopological, problem: Problem,
+               request: SolveRequest) -> Answer:
+        if isinstance(work, BatchedTopological):
+            found = work.values()
+            details: dict[str, Any] = {"batches": work.batches()}
+        else:
+            found = work.result.values
+            details = {"primes": work.result.primes, "batches": work.result.batches,
+                       "stages": {k: round(v, 3) for k, v in work.result.seconds.items()}}
+        values = found[0]
         if problem.every:
-            at = dict(zip(work.wanted, result.values))
+            at = dict(zip(work.wanted, found))
             seats = problem.seats_from_solution(values, lambda k: {w: v[k] for w, v in at.items()})
             return Answer(seats, details=details)
         return Answer(problem.seats_from_values(values), details=details)

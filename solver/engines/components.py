@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -318,6 +319,15 @@ def draw_primes(rng: random.Random, count: int, taken: set[int]) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def prime_sequence(seed: int) -> Iterator[int]:
+    """The primes of a stored run (:mod:`ladders.checkpoints.components`) in order, all
+    distinct: those :func:`draw_primes` draws from ``random.Random(seed)``, so that
+    batch k means the same primes in every session."""
+    rng, taken = random.Random(seed), set[int]()
+    while True:
+        yield int(draw_primes(rng, 1, taken)[0])
+
+
 @dataclass
 class TopologicalResult:
     """The wanted unknowns' values (``values[w][col]``), and the figures: primes used
@@ -355,36 +365,74 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
     rng = random.Random(seed)
     taken: set[int] = set()
     m = system.columns
-    garner = _Garner(len(wanted) * m)
+    rebuilt = Reconstruction(len(wanted) * m)
     want = found.position[np.array(wanted, dtype=np.int64)]
-    args = (found.indptr, found.indices, found.data, found.rhs, found.components.start,
-            found.pivot_of, found.pivots)
     failed = batches = 0
     seconds = {"residues": 0.0, "reconstruction": 0.0}
     while True:
         primes = draw_primes(rng, BATCH, taken)
-        out = np.zeros((BATCH, len(wanted), m), dtype=np.int64)
-        valid = np.ones(BATCH, dtype=np.bool_)
         t1 = time.perf_counter()
-        _solve_batch(*args, primes, want, out, valid)
+        out, valid = solve_residues(found, want, primes)
         seconds["residues"] += time.perf_counter() - t1
         batches += 1
         failed += int((~valid).sum())
         if failed > MAX_FAILED:
             raise ArithmeticError(f"{failed} random primes all divide a pivot: is the system "
                                   "singular?")
-        batch = [(int(p), out[b].reshape(-1).tolist()) for b, p in enumerate(primes) if valid[b]]
         t1 = time.perf_counter()
-        # the candidate from the batches before, held against this one's primes
+        done = rebuilt.add([(int(p), out[b].tolist()) for b, p in enumerate(primes) if valid[b]])
+        seconds["reconstruction"] += time.perf_counter() - t1
+        if done:
+            seconds["total"] = time.perf_counter() - t0
+            values = rebuilt.values
+            assert values is not None
+            return TopologicalResult([values[w * m:(w + 1) * m] for w in range(len(wanted))],
+                                     len(taken) - failed, batches, seconds)
+
+
+def solve_residues(found: Structure, want: np.ndarray, primes: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``x[want] mod p`` for every prime ``p`` of ``primes`` (any number of them, solved
+    :data:`BATCH` at a time), as ``(len(primes), len(want) * columns)`` residues (the
+    columns of an unknown together), with whether each prime was valid (one that
+    divides a pivot gives none)."""
+    m = found.rhs.shape[1]
+    out = np.zeros((len(primes), len(want), m), dtype=np.int64)
+    valid = np.ones(len(primes), dtype=np.bool_)
+    for lo in range(0, len(primes), BATCH):
+        _solve_batch(found.indptr, found.indices, found.data, found.rhs, found.components.start,
+                     found.pivot_of, found.pivots, np.ascontiguousarray(primes[lo:lo + BATCH]),
+                     want, out[lo:lo + BATCH], valid[lo:lo + BATCH])
+    return out.reshape(len(primes), -1), valid
+
+
+class Reconstruction:
+    """The wanted values rebuilt from their residues, batch after batch: a batch is
+    first held against the candidate the batches before it give (Wang's rational
+    reconstruction of their running Chinese remainders), and taken in only where it
+    disagrees. ``values`` is set once a candidate agrees with a whole batch of primes
+    it was not built from (the chance of a wrong one: see the module docstring)."""
+
+    def __init__(self, count: int) -> None:
+        self._garner = _Garner(count)
+        self.values: list[mpq] | None = None
+
+    @property
+    def bits(self) -> int:
+        """Bits of the modulus taken in so far."""
+        return int(self._garner.modulus.bit_length())
+
+    def add(self, batch: list[tuple[int, list[int]]]) -> bool:
+        """Hold ``batch`` (``(p, residues)`` pairs) against the candidate so far; True
+        once the values are found (then ``values``), else the batch is taken in."""
+        garner = self._garner
         candidate = _candidate(garner) if garner.modulus > 1 else None
         if candidate is not None and batch and all(_agrees(candidate, p, r) for p, r in batch):
-            seconds["reconstruction"] += time.perf_counter() - t1
-            seconds["total"] = time.perf_counter() - t0
-            values = [candidate[w * m:(w + 1) * m] for w in range(len(wanted))]
-            return TopologicalResult(values, len(taken) - failed, batches, seconds)
+            self.values = candidate
+            return True
         for p, r in batch:
             garner.add(p, r)
-        seconds["reconstruction"] += time.perf_counter() - t1
+        return False
 
 
 def _candidate(garner: _Garner) -> list[mpq] | None:

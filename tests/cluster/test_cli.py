@@ -124,7 +124,7 @@ def test_the_api_names_its_keywords_not_the_flags() -> None:
     assert said[0].startswith("moves=1000000000: bounds after that many moves")
     assert said[1].startswith("digits=1000000000: the bounds agree")
     assert said[2] == "save_every= is for engine='modular' with checkpoint="
-    assert said[3].startswith("executor= is for engine='crt' or 'elimination' or 'series'")
+    assert said[3].startswith("executor= is for engine='components' or 'crt' or 'elimination' or 'series'")
     assert "(engine='series'), or add force=True to start it anyway" in said[4]
     assert not any("--" in text for text in said), said
     # the command line keeps its flags

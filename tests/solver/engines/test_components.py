@@ -138,12 +138,14 @@ def test_not_chosen_where_a_component_is_large():
     assert choose_engine(problem).name != "components"
 
 
-def test_a_store_asked_for_goes_to_an_engine_that_keeps_one():
-    """--checkpoint with no --engine: the component solve keeps no store, so the chain
-    question goes to the preferred engine that does."""
+def test_a_store_asked_for_stays_with_the_component_solve():
+    """--checkpoint with no --engine: the component solve keeps one (batches of primes),
+    so the chain question stays with it (before: the elimination engine, an LU of the
+    whole system); --table, which needs every unknown, goes to an engine that gives it."""
     from ladders.cluster.engines import SolveRequest
     chain = project_chain(random_chain(random.Random(3)))
     problem = ChainProblem(chain, Question())
     assert choose_engine(problem).name == "components"
     assert choose_engine(problem, SolveRequest(seed=5)).name == "components"
-    assert choose_engine(problem, SolveRequest(checkpoint="/tmp/run")).name == "elimination"
+    assert choose_engine(problem, SolveRequest(checkpoint="/tmp/run")).name == "components"
+    assert choose_engine(problem, SolveRequest(table=True)).name != "components"
