@@ -13,6 +13,9 @@ topological order, and writes one write-once segment ``residues/bKKKKK-<attempt>
   (:func:`wanted_unknowns`), not the whole solution: a batch of nand 60-4's 18.8
   million states is a few hundred bytes.
 
+What the batches read, the system in solve order, is written once when the store is
+created (:func:`write_structure`): a worker reads it instead of building the chain.
+
 The driver folds the committed batches into a
 :class:`~ladders.solver.engines.components.Reconstruction`.
 """
@@ -31,14 +34,13 @@ from ladders.checkpoints.batches import RESIDUES, BatchState
 from ladders.checkpoints.errors import StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
-from ladders.solver.engines.components import Structure, solve_residues, structure
-from ladders.solver.problem import problem_from_json
+from ladders.solver.engines.components import solve_residues, structure
 
 if TYPE_CHECKING:
     from ladders.solver.chain_problem import ChainProblem
 
-#: Per worker process and run: the run's structure and the wanted unknowns' rows in it.
-_SOLVES: dict[tuple[str, str], tuple[Structure, np.ndarray]] = {}
+#: Per worker process and run: the arrays its batches read (:func:`components_solve`).
+_SOLVES: dict[tuple[str, str], dict[str, np.ndarray]] = {}
 
 
 def wanted_unknowns(problem: ChainProblem) -> list[int]:
@@ -52,24 +54,37 @@ def wanted_unknowns(problem: ChainProblem) -> list[int]:
     return wanted
 
 
+#: What a worker reads of the structure (:meth:`Structure.kernel_arrays`, and ``want``).
+ARRAYS = ("indptr", "indices", "data", "rhs", "start", "pivot_of", "pivots", "want")
+
+
+def write_structure(store: RunStore, problem: ChainProblem) -> None:
+    """Keep the arrays the batches read (the system renumbered in solve order, the
+    components' bounds, the pivots, the wanted unknowns' rows) as the run's segment
+    ``structure``, named in run.json (called while the store is created): a worker reads
+    them, about 40 bytes a transition, instead of building the chain again from its
+    source (nand 60-4: gigabytes and a minute a worker)."""
+    arrays = _structure_arrays(problem)
+    store.run["structure"] = write_arrays(store.backend, "structure", arrays,
+                                          len(arrays["indptr"]) - 1).to_json()
+
+
+def _structure_arrays(problem: ChainProblem) -> dict[str, np.ndarray]:
+    found = problem.structure or structure(problem.system)
+    want = found.position[np.array(wanted_unknowns(problem), dtype=np.int64)]
+    return {**found.kernel_arrays(), "want": want}
+
+
 def components_solve(store: RunStore, problem: ChainProblem | None = None
-                     ) -> tuple[Structure, np.ndarray]:
-    """The run's structure and the rows of the wanted unknowns in it, once per process:
-    from ``problem`` where the driver holds it (a run in its own process builds the
-    chain once), else from the problem run.json names, checked against the system's
-    digest (a Dask worker)."""
+                     ) -> dict[str, np.ndarray]:
+    """The arrays the run's batches read (see :data:`ARRAYS`), once per process: from
+    ``problem`` where the driver holds it, else (a Dask worker) the run's ``structure``
+    segment, checked against the digest run.json gives."""
     key = (store.worker_url, store.run["token"])
     if key not in _SOLVES:
-        if problem is None:
-            problem = problem_from_json(store.run["problem"])  # type: ignore[assignment]
-            assert problem is not None
-            if problem.system.digest() != store.run["system_digest"]:
-                raise StoreError(f"{store.url}: the stored problem no longer builds the system "
-                                 "it was solving (a changed model file, or another ladders "
-                                 "version)")
-        found = problem.structure or structure(problem.system)
-        want = found.position[np.array(wanted_unknowns(problem), dtype=np.int64)]
-        _SOLVES[key] = (found, want)
+        _SOLVES[key] = (_structure_arrays(problem) if problem is not None else
+                        read_arrays(store.backend, SegmentRef.from_json(store.run["structure"]),
+                                    ARRAYS))
     return _SOLVES[key]
 
 
@@ -80,8 +95,8 @@ def run_components_batch(url: str, token: str, k: int, primes: list[int]) -> dic
     store = RunStore.open(url, BatchState)
     if store.run.get("token") != token:
         raise StoreError(f"{url} holds another components run than {token[:12]}")
-    found, want = components_solve(store)
-    residues, valid = solve_residues(found, want, np.asarray(primes, dtype=np.int64))
+    arrays = components_solve(store)
+    residues, valid = solve_residues(arrays, arrays["want"], np.asarray(primes, dtype=np.int64))
     ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
                        {"primes": np.asarray(primes, dtype=np.uint64),
                         "valid": valid.astype(np.uint8), "residues": residues.astype(np.uint32)},

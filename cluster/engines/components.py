@@ -31,6 +31,7 @@ from ladders.cluster.loops import OneStep
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ladders.checkpoints.batches import BatchState
     from ladders.checkpoints.segments import SegmentRef
     from ladders.checkpoints.store import RunStore
     from ladders.cluster.engines import Progress
@@ -160,6 +161,13 @@ class ComponentsEngine(PrimeBatchEngine):
 
     def default_batch(self, problem: Problem) -> int:
         return BATCH_PRIMES
+
+    def first_state(self, store: RunStore, problem: Problem) -> BatchState:
+        """No batch yet; the arrays the batches read written once
+        (:func:`~ladders.checkpoints.components.write_structure`)."""
+        from ladders.checkpoints.components import write_structure
+        write_structure(store, problem)  # type: ignore[arg-type]
+        return super().first_state(store, problem)
 
     def run_fields(self, problem: Problem) -> dict[str, Any]:
         """The size of the system, for ``ladders status``."""

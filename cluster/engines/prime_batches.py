@@ -21,6 +21,7 @@ from ladders.cluster.engines import Engine, Option, SolveRequest
 from ladders.cluster.loops import Item, Task
 
 if TYPE_CHECKING:
+    from ladders.checkpoints.batches import BatchState
     from ladders.checkpoints.segments import SegmentRef
     from ladders.checkpoints.manifests import Manifest
     from ladders.checkpoints.store import RunStore
@@ -68,7 +69,13 @@ class PrimeBatchEngine(Engine):
         digest = self.digest(problem)
         run = run_json(problem, self, request, executor, digest, seed=seed, batch_primes=batch,
                        token=f"{digest[:24]}-{seed}-{batch}", **self.run_fields(problem))
-        return RunStore.create(where, run, BatchState, lambda _: BatchState())
+        return RunStore.create(where, run, BatchState, lambda store: self.first_state(store, problem))
+
+    def first_state(self, store: RunStore, problem: Problem) -> BatchState:
+        """The payload of manifest 0: no batch. An engine may first write what its
+        batches read (its store is being created: run.json is not written yet)."""
+        from ladders.checkpoints.batches import BatchState
+        return BatchState()
 
     def run_fields(self, problem: Problem) -> dict[str, Any]:
         """What else the engine records in run.json."""

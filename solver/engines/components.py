@@ -266,6 +266,13 @@ class Structure:
     def largest(self) -> int:
         return self.components.largest
 
+    def kernel_arrays(self) -> dict[str, np.ndarray]:
+        """What :func:`solve_residues` reads, by name (a stored run keeps them for its
+        workers: :mod:`ladders.checkpoints.components`)."""
+        return {"indptr": self.indptr, "indices": self.indices, "data": self.data,
+                "rhs": self.rhs, "start": self.components.start, "pivot_of": self.pivot_of,
+                "pivots": self.pivots}
+
     def describe(self) -> str:
         """The structure in one phrase (the plan and the solve's opening line)."""
         comps = self.components
@@ -367,12 +374,13 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
     m = system.columns
     rebuilt = Reconstruction(len(wanted) * m)
     want = found.position[np.array(wanted, dtype=np.int64)]
+    arrays = found.kernel_arrays()
     failed = batches = 0
     seconds = {"residues": 0.0, "reconstruction": 0.0}
     while True:
         primes = draw_primes(rng, BATCH, taken)
         t1 = time.perf_counter()
-        out, valid = solve_residues(found, want, primes)
+        out, valid = solve_residues(arrays, want, primes)
         seconds["residues"] += time.perf_counter() - t1
         batches += 1
         failed += int((~valid).sum())
@@ -390,19 +398,20 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
                                      len(taken) - failed, batches, seconds)
 
 
-def solve_residues(found: Structure, want: np.ndarray, primes: np.ndarray
+def solve_residues(arrays: dict[str, np.ndarray], want: np.ndarray, primes: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:
     """``x[want] mod p`` for every prime ``p`` of ``primes`` (any number of them, solved
-    :data:`BATCH` at a time), as ``(len(primes), len(want) * columns)`` residues (the
-    columns of an unknown together), with whether each prime was valid (one that
-    divides a pivot gives none)."""
-    m = found.rhs.shape[1]
+    :data:`BATCH` at a time) from a structure's :meth:`Structure.kernel_arrays`, as
+    ``(len(primes), len(want) * columns)`` residues (the columns of an unknown
+    together), with whether each prime was valid (one that divides a pivot gives none)."""
+    m = arrays["rhs"].shape[1]
     out = np.zeros((len(primes), len(want), m), dtype=np.int64)
     valid = np.ones(len(primes), dtype=np.bool_)
+    args = [arrays[name] for name in ("indptr", "indices", "data", "rhs", "start", "pivot_of",
+                                      "pivots")]
     for lo in range(0, len(primes), BATCH):
-        _solve_batch(found.indptr, found.indices, found.data, found.rhs, found.components.start,
-                     found.pivot_of, found.pivots, np.ascontiguousarray(primes[lo:lo + BATCH]),
-                     want, out[lo:lo + BATCH], valid[lo:lo + BATCH])
+        _solve_batch(*args, np.ascontiguousarray(primes[lo:lo + BATCH]), want,
+                     out[lo:lo + BATCH], valid[lo:lo + BATCH])
     return out.reshape(len(primes), -1), valid
 
 
