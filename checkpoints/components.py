@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ladders.checkpoints.batches import RESIDUES, BatchState
-from ladders.checkpoints.errors import StoreError
+from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.components import solve_residues, structure
@@ -75,6 +76,27 @@ def _structure_arrays(problem: ChainProblem) -> dict[str, np.ndarray]:
     return {**found.kernel_arrays(), "want": want}
 
 
+def restore_structure(store: RunStore, problem: ChainProblem) -> None:
+    """Read the run's ``structure`` segment whole; where it is not (a disk error, a file
+    changed by hand), write it again from ``problem``: the same system gives the same
+    arrays, so the digest run.json holds still names them (a ``StoreError`` where it
+    does not: the model file changed since). Said on stderr in one line."""
+    ref = SegmentRef.from_json(store.run["structure"])
+    try:
+        read_arrays(store.backend, ref, ARRAYS)
+        return
+    except SegmentError as exc:
+        reason = exc.reason
+    arrays = _structure_arrays(problem)
+    store.backend.delete_prefix("structure")
+    again = write_arrays(store.backend, "structure", arrays, ref.rows)
+    if again.digest != ref.digest:
+        raise StoreError(f"{store.url}: {reason}, and the run's problem no longer builds the "
+                         "system it was solving (a changed model file?): start a new run")
+    print(f"ladders: {store.url}: {reason}: written again from the run's problem",
+          file=sys.stderr, flush=True)
+
+
 def components_solve(store: RunStore, problem: ChainProblem | None = None
                      ) -> dict[str, np.ndarray]:
     """The arrays the run's batches read (see :data:`ARRAYS`), once per process: from
@@ -84,7 +106,8 @@ def components_solve(store: RunStore, problem: ChainProblem | None = None
     if key not in _SOLVES:
         _SOLVES[key] = (_structure_arrays(problem) if problem is not None else
                         read_arrays(store.backend, SegmentRef.from_json(store.run["structure"]),
-                                    ARRAYS))
+                                    ARRAYS, f"'ladders resume {store.url}' writes it again from "
+                                    "the run's problem"))
     return _SOLVES[key]
 
 

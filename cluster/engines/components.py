@@ -70,9 +70,11 @@ class BatchedTopological(BatchWork):
     preload = modules
 
     def __init__(self, store: RunStore, problem: Problem) -> None:
-        from ladders.checkpoints.components import components_solve, wanted_unknowns
+        from ladders.checkpoints.components import (components_solve, restore_structure,
+                                                    wanted_unknowns)
         from ladders.solver.engines.components import Reconstruction
         super().__init__(store)
+        restore_structure(store, problem)  # type: ignore[arg-type]  # what the workers read
         components_solve(store, problem)  # type: ignore[arg-type]  # batches run here use it
         self.wanted = wanted_unknowns(problem)  # type: ignore[arg-type]
         self.columns = problem.system.columns

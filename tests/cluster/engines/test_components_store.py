@@ -108,3 +108,35 @@ def test_on_a_local_dask_cluster(model: list[str], tmp_path: Path) -> None:
                   "--batch-primes", "4")
     assert answer(out) == memory
     assert json.loads((store / "run.json").read_text())["executor"] == "dask"
+
+
+def test_a_damaged_structure_is_written_again(model: list[str], tmp_path: Path) -> None:
+    """The system in solve order that workers read is the run's problem's: where its
+    segment is damaged, a task that reads it names the resume, and the resume writes it
+    again (the same digest) and ends at the same fraction."""
+    from ladders.checkpoints.backend import open_backend
+    from ladders.checkpoints.batches import BatchState
+    from ladders.checkpoints.components import ARRAYS, components_solve
+    from ladders.checkpoints.store import RunStore
+    from ladders.checkpoints.errors import SegmentError
+    from ladders.checkpoints.segments import SegmentRef, read_arrays
+    memory = answer(ladders("solve", *model))
+    store = tmp_path / "run"
+    proc = subprocess.run(LADDERS + ["solve", *model, "--checkpoint", str(store), "--batch-primes",
+                                     "1"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    chunk = store / "structure" / "data" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    chunk.write_bytes(bytes(raw))
+    ref = SegmentRef.from_json(json.loads((store / "run.json").read_text())["structure"])
+    with pytest.raises(SegmentError) as caught:  # what a worker meets
+        components_solve(RunStore.open(str(store), BatchState))
+    assert str(caught.value).endswith(f"'ladders resume {store}' writes it again from the run's problem")
+    (store / "COMPLETE.json").unlink()  # as if stopped: the resume runs the work again
+    proc = subprocess.run(LADDERS + ["resume", str(store), "--json"], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "structure cannot be read" in proc.stderr and "written again from the run's problem" in proc.stderr
+    assert answer(json.loads(proc.stdout)) == memory
+    read_arrays(open_backend(str(store)), ref, ARRAYS)  # whole again
