@@ -191,7 +191,7 @@ def chain_plan(problems: list[Any], as_json: bool) -> None:
                       "not used (no quotient of at most half the states, or the solve too "
                       "cheap to try)"),
                   f"  {'unknowns':<{width}} {size.unknowns:,} after the graph search, at most "
-                  f"{size.nonzeros:,} nonzeros, {size.columns} answers",
+                  f"{size.nonzeros:,} nonzeros, {size.columns} answer{'s' if size.columns != 1 else ''}",
                   f"  {'structure':<{width}} {found.describe()}: " + (
                       "the component solve applies" if problem.topological else
                       f"too large for the component solve ({found.dense_work:,} products a "
