@@ -17,8 +17,8 @@ the unknowns it depends on.
 
 One pass over the pattern, ``O(n + nnz)``; the CSR arrays are read as they are. The
 graph searches of :mod:`ladders.solver.chains.questions` are compiled here too
-(:func:`reach`, :func:`transposed`): this module is imported only where a chain is
-searched, so that a command that never does need not import numba.
+(:func:`reach`, :func:`transposed`); on a small chain (:data:`SMALL`) all three run as
+the Python they are written in, without numba's start.
 """
 
 from __future__ import annotations
@@ -27,10 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import elements_at_most, nb
+
+#: The most array elements a search's call may hold and run as Python, without
+#: numba (:class:`~ladders.solver.engines.series.jit.Kernel`): a chain of a few
+#: thousand states and transitions, searched in milliseconds, where numba's start
+#: costs about 0.4 s.
+SMALL = elements_at_most(20_000)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=SMALL)
 def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Component number of every vertex (reverse topological order), the vertices in
     the order their components were completed (grouped by component), and the count."""
@@ -91,7 +97,7 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.nda
     return comp, order, count
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=SMALL)
 def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The transpose of a CSR pattern (a counting sort): each row's list in increasing
     order."""
@@ -111,7 +117,7 @@ def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.
     return tindptr, rows
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=SMALL)
 def reach(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
             through: np.ndarray) -> None:
     """Mark in ``seen`` every state reached from the marked ones (breadth first: a

@@ -1,16 +1,23 @@
 """The residue check's block triangular solve, compiled (see
 :mod:`ladders.solver.checks.residue_check`): Kosaraju's components of a system's
 pattern, then each component solved modulo primes from the sinks up. A module of its
-own so that numba is imported only where the check runs, not by every command."""
+own so that numba is imported only where the check runs, not by every command; a small
+system's (:func:`_small_blocks`) runs as the Python it is written in, without numba's
+start."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import elements_at_most, nb
+
+#: The most unknowns, and unknowns in one component, of a system whose block solve
+#: runs as Python (:class:`~ladders.solver.engines.series.jit.Kernel`): its Gauss-Jordan
+#: is cubic in a component's size, a few milliseconds a prime at this size.
+SMALL_UNKNOWNS, SMALL_BLOCK = 1_000, 16
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=elements_at_most(20_000))
 def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected components of the pattern ``i -> j`` (row i names
     unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
@@ -92,7 +99,16 @@ def _power(base: int, exponent: int, p: int) -> int:
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+def _small_blocks(indptr: np.ndarray, indices: np.ndarray, *_: object) -> bool:
+    """Whether :func:`block_solve` of the system runs as Python: at most
+    :data:`SMALL_UNKNOWNS` unknowns, none of its components above :data:`SMALL_BLOCK`."""
+    if indptr.shape[0] - 1 > SMALL_UNKNOWNS:
+        return False
+    component, _members = _kosaraju(indptr, indices)
+    return component.shape[0] == 0 or int(np.bincount(component).max()) <= SMALL_BLOCK
+
+
+@nb.njit(cache=True, nogil=True, small=_small_blocks)
 def block_solve(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  target: int, primes: np.ndarray, limit: int) -> tuple[int, np.ndarray]:
     """``x[target] mod primes[k]`` for every right-hand side (``[k, column]``) by the

@@ -180,7 +180,15 @@ def _dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.nd
         local[rows[li]] = -1
 
 
-@nb.njit(cache=True, nogil=True)
+def _small_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
+                 start: np.ndarray, *_: object) -> bool:
+    """Whether :func:`_solve_batch` runs as Python, without numba's start
+    (:class:`~ladders.solver.engines.series.jit.Kernel`): at most 1,000 unknowns, no
+    component above 16."""
+    return indptr.shape[0] <= 1_001 and int(np.diff(start).max(initial=0)) <= 16
+
+
+@nb.njit(cache=True, nogil=True, small=_small_batch)
 def _solve_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  start: np.ndarray, pivot_of: np.ndarray, pivots: np.ndarray,
                  primes: np.ndarray, wanted: np.ndarray, out: np.ndarray,
