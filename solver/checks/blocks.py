@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import elements_at_most, nb
+from ladders.solver.engines.series.jit import elements, nb
 
-#: The most unknowns, and unknowns in one component, of a system whose block solve
-#: runs as Python (:class:`~ladders.solver.engines.series.jit.Kernel`): its Gauss-Jordan
-#: is cubic in a component's size, a few milliseconds a prime at this size.
-SMALL_UNKNOWNS, SMALL_BLOCK = 1_000, 16
+#: The most unknowns of a system whose block solve may run as Python
+#: (:class:`~ladders.solver.engines.series.jit.Kernel`, :func:`_small_blocks`).
+SMALL_UNKNOWNS = 1_000
 
 
-@nb.njit(cache=True, nogil=True, small=elements_at_most(20_000))
+def _linear(*args: object) -> int:
+    """Kosaraju's time as Python, in microseconds: about 4 an array element."""
+    return 4 * elements(*args)
+
+
+@nb.njit(cache=True, nogil=True, small=_linear)
 def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected components of the pattern ``i -> j`` (row i names
     unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
@@ -99,13 +103,18 @@ def _power(base: int, exponent: int, p: int) -> int:
     return out
 
 
-def _small_blocks(indptr: np.ndarray, indices: np.ndarray, *_: object) -> bool:
-    """Whether :func:`block_solve` of the system runs as Python: at most
-    :data:`SMALL_UNKNOWNS` unknowns, none of its components above :data:`SMALL_BLOCK`."""
-    if indptr.shape[0] - 1 > SMALL_UNKNOWNS:
-        return False
+def _small_blocks(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
+                  target: int, primes: np.ndarray, limit: int) -> int | None:
+    """:func:`block_solve`'s time as Python, in microseconds, for a system of at most
+    :data:`SMALL_UNKNOWNS` unknowns: about 3 a transition, a prime and a right-hand
+    side, and the cube of each component's size (its Gauss-Jordan) a prime."""
+    n = indptr.shape[0] - 1
+    if n > SMALL_UNKNOWNS:
+        return None
     component, _members = _kosaraju(indptr, indices)
-    return component.shape[0] == 0 or int(np.bincount(component).max()) <= SMALL_BLOCK
+    sizes = np.bincount(component).astype(np.int64) if n else np.zeros(0, dtype=np.int64)
+    per_prime = 3 * (n + indices.shape[0]) * rhs.shape[1] + int((sizes ** 3).sum())
+    return per_prime * primes.shape[0]
 
 
 @nb.njit(cache=True, nogil=True, small=_small_blocks)

@@ -16,11 +16,11 @@ LIMB = 32
 
 
 def _small_push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
-                mass: np.ndarray, entered: np.ndarray, work: int) -> bool:
-    """Whether :func:`push` runs as Python, without numba's start
-    (:class:`~ladders.solver.engines.series.jit.Kernel`): at most 200,000 limb steps
-    (its work times its limbs; a chain of a few hundred transitions)."""
-    return work * mass.shape[1] <= 200_000
+                mass: np.ndarray, entered: np.ndarray, work: int) -> int:
+    """:func:`push`'s time as Python at most, in microseconds
+    (:class:`~ladders.solver.engines.series.jit.Kernel`): a limb step each, of its work
+    times its limbs."""
+    return int(work) * mass.shape[1]
 
 
 @nb.njit(cache=True, nogil=True, small=_small_push)

@@ -184,6 +184,13 @@ def _load_numba() -> Any:
 #: Whether this thread is running a kernel as Python (:class:`Kernel`): the kernels it
 #: calls run so too.
 _INTERPRETING = threading.local()
+#: What a process may spend running kernels as Python, in microseconds of the
+#: interpreter as the kernels' ``small`` estimates count them: about half of numba's
+#: start (importing it and loading the first cached kernel: about 0.4 s of CPU), so
+#: that a solve that turns out larger than its first calls looked loses at most that.
+INTERPRETED_BUDGET = 200_000
+_SPENT = [0]
+_SPENT_LOCK = threading.Lock()
 
 
 class Kernel:
@@ -191,15 +198,15 @@ class Kernel:
     its module is imported: importing numba and loading the first cached kernel cost
     about 0.4 s of CPU, most of a small solve's.
 
-    ``small`` (a predicate of the call's arguments) marks a kernel that may run as
-    the Python it is written in, for a call small enough that the interpreter's time
-    is below numba's start (a chain of a few dozen states: the same source, the same
-    integers, no second copy of the algorithm); the kernels it calls then run as
-    Python too. Where numba has been loaded already, or the call is not small, the
-    compiled code runs."""
+    ``small`` marks a kernel that may run as the Python it is written in (the same
+    source, the same integers: no second copy of the algorithm): it estimates a call's
+    time as Python, in microseconds, from the call's arguments (None: too large to
+    try). While numba is not loaded and the process has spent less than
+    :data:`INTERPRETED_BUDGET` so, the call runs as Python, and the kernels it calls
+    with it; otherwise the compiled code runs (numba loaded then)."""
 
     def __init__(self, func: Callable[..., Any], options: dict[str, Any],
-                 small: Callable[..., bool] | None) -> None:
+                 small: Callable[..., int | None] | None) -> None:
         functools.update_wrapper(self, func)
         self.py_func = func
         self._options = options
@@ -227,10 +234,10 @@ class Kernel:
     def __call__(self, *args: Any) -> Any:
         if getattr(_INTERPRETING, "on", False):
             return self.py_func(*args)
-        if self._small is not None and _NUMBA is None and self._small(*args):
+        if self._small is not None and _NUMBA is None and _afford(self._small(*args)):
             _INTERPRETING.on = True
             try:
-                return self.py_func(*args)
+                return _as_compiled(self.py_func(*args))
             finally:
                 _INTERPRETING.on = False
         return self.dispatcher(*args)
@@ -246,18 +253,36 @@ class Kernel:
         return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)
 
 
+def _as_compiled(value: Any) -> Any:
+    """A kernel's result as numba returns it: a NumPy scalar as Python's (``int``,
+    ``float``, ``bool``), in a tuple too; arrays as they are."""
+    import numpy as np
+    if isinstance(value, tuple):
+        return tuple(_as_compiled(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _afford(cost: int | None) -> bool:
+    """Whether a call estimated at ``cost`` microseconds as Python fits what is left
+    of :data:`INTERPRETED_BUDGET` (and take it)."""
+    if cost is None:
+        return False
+    with _SPENT_LOCK:
+        if _SPENT[0] + cost > INTERPRETED_BUDGET:
+            return False
+        _SPENT[0] += cost
+        return True
+
+
 def _kernel_named(module: str, name: str) -> Kernel:
     """The kernel ``name`` of ``module`` (unpickling a :class:`Kernel`)."""
     import importlib
     return getattr(importlib.import_module(module), name)
 
 
-def elements_at_most(limit: int) -> Callable[..., bool]:
-    """A ``small`` predicate (:class:`Kernel`): the call's arrays hold at most ``limit``
-    elements in all (a kernel whose work is linear in them)."""
-    def small(*args: Any) -> bool:
-        return sum(getattr(a, "size", 0) for a in args) <= limit
-    return small
+def elements(*args: Any) -> int:
+    """The elements of the arrays among ``args`` (for a ``small`` estimate)."""
+    return sum(getattr(a, "size", 0) for a in args)
 
 
 class _Numba:
@@ -265,10 +290,11 @@ class _Numba:
     first compiled); any other name is numba's own (``nb.types``), imported then."""
 
     @staticmethod
-    def njit(*, small: Callable[..., bool] | None = None,
+    def njit(*, small: Callable[..., int | None] | None = None,
              **options: Any) -> Callable[[Callable[..., Any]], Kernel]:
         """A decorator: the function as a :class:`Kernel` compiled with numba's
-        ``options`` (``cache=True``, ...), run as Python for a call ``small`` says is."""
+        ``options`` (``cache=True``, ...), run as Python where ``small`` estimates a
+        call cheap enough."""
         return lambda func: Kernel(func, options, small)
 
     def __getattr__(self, name: str) -> Any:
@@ -277,5 +303,5 @@ class _Numba:
 
 nb = _Numba()
 
-__all__ = ["Kernel", "nb", "cache_folder", "elements_at_most", "in_cache", "refresh_cache",
-           "sources_digest"]
+__all__ = ["INTERPRETED_BUDGET", "Kernel", "nb", "cache_folder", "elements", "in_cache",
+           "refresh_cache", "sources_digest"]
