@@ -555,8 +555,8 @@ def _filter_over(function: str, compare: tuple[str, mpq] | None, starts: int,
                          "defines it for truths only; give one")
     if compare is not None and function in ("min", "max", "sum", "avg"):
         raise ChainError(f"{where}: filter({function}, ...) of a bound is a truth per state: "
-                         f"Storm defines {function} for values only (P=?); drop the bound, or "
-                         "ask filter(forall|exists, ...)")
+                         f"Storm defines {function} for values only (P=?, R=?); drop the "
+                         "bound, or ask filter(forall|exists, ...)")
     if function == "count":
         raise ChainError(f"{where}: filter(count, ...) is how many initial states meet the "
                          "bound; ladders answers a value or a truth, not a count: ask "
@@ -571,7 +571,8 @@ def _filter_over(function: str, compare: tuple[str, mpq] | None, starts: int,
     asks = "one truth for each" if compare is not None else "one value for each"
     raise ChainError(f"{where}: the model has {starts:,} initial states, and Storm's answer is "
                      f"{asks} ({{v1, v2, ...}}), not a single one: ask filter(min|max|avg|sum, "
-                     "..., \"init\") of P=?, or filter(forall|exists, ...) of a bound")
+                     "..., \"init\") of a value (P=?, R=?), or filter(forall|exists, ...) of a "
+                     "bound")
 
 
 def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,

@@ -264,7 +264,8 @@ def test_several_initial_states(tmp_path: Path) -> None:
     assert [q.over for q in loaded.questions] == [None, "sum", "min", "min"]
     # from x=1: 1/4, from x=2: 1/2
     assert solve(loaded.chain, loaded.questions[0]) == mpq(3, 8)
-    (line,) = load(str(path), constants="N=4", properties=props(tmp_path, 'P=? [F "right"]')).refused
+    plain = props(tmp_path, 'P=? [F "right"]')
+    (line,) = load(str(path), constants="N=4", properties=plain).refused
     assert re.search("has 2 initial states, and Storm's answer is one value for each", line)
 
 
