@@ -179,7 +179,7 @@ class ChainProblem:
     def every(self) -> bool:
         """Whether the answer is the least or greatest over several start states
         (:attr:`Question.over`): an engine must give the value at every unknown."""
-        return self.question.over is not None and len(self.chain.start) > 1
+        return self.question.extreme and len(self.chain.start) > 1
 
     def seats_from_values(self, values: list[mpq]) -> list[mpq]:
         """The answers the system solves for, in column order (nothing derived)."""
@@ -211,11 +211,17 @@ class ChainProblem:
 
     def named(self, seats: tuple[mpq, ...] | list[mpq]) -> dict[str, mpq | str]:
         """Every answer by name: the solved ones and the known ones (``Infinity``);
-        for a question over several start states, their least or greatest."""
+        for a question over several start states, their least or greatest, or their
+        sum (``over="sum"``: the start is uniform over them, the sum their number times
+        the value from it, which the checks check)."""
         seats = list(seats)
         if self.every and seats:
             seats = seats[len(self.plan.columns):]
-        return answers(self.plan, seats)
+        named = answers(self.plan, seats)
+        if self.question.over == "sum":
+            n = len(self.original.start)
+            named = {name: v if v == INFINITY else n * v for name, v in named.items()}
+        return named
 
     def comparisons(self, seats: tuple[mpq, ...] | list[mpq]) -> dict[str, bool] | None:
         """For a ``P>=b [...]`` question, whether its answer meets the bound."""

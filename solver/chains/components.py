@@ -17,8 +17,8 @@ the unknowns it depends on.
 
 One pass over the pattern, ``O(n + nnz)``; the CSR arrays are read as they are. The
 graph searches of :mod:`ladders.solver.chains.questions` are compiled here too
-(:func:`reach`, :func:`transposed`): this module is imported only where a chain is
-searched, so that a command that never does need not import numba.
+(:func:`reach`, :func:`transposed`); on a small chain all three run as the Python
+they are written in, without numba's start (:func:`_linear`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import elements, nb
 
 
-@nb.njit(cache=True, nogil=True)
+def _linear(*args: object) -> int:
+    """A search's time as Python, in microseconds (about 4 an array element), for
+    :class:`~ladders.solver.engines.series.jit.Kernel`: a chain of a few hundred
+    states is searched in a few milliseconds, where numba's start costs 0.4 s."""
+    return 4 * elements(*args)
+
+
+@nb.njit(cache=True, nogil=True, small=_linear)
 def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Component number of every vertex (reverse topological order), the vertices in
     the order their components were completed (grouped by component), and the count."""
@@ -91,7 +98,7 @@ def _tarjan(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.nda
     return comp, order, count
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=_linear)
 def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The transpose of a CSR pattern (a counting sort): each row's list in increasing
     order."""
@@ -111,7 +118,7 @@ def transposed(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.
     return tindptr, rows
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, small=_linear)
 def reach(indptr: np.ndarray, indices: np.ndarray, seen: np.ndarray,
             through: np.ndarray) -> None:
     """Mark in ``seen`` every state reached from the marked ones (breadth first: a

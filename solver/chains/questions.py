@@ -80,7 +80,9 @@ class Question:
     compare: tuple[str, mpq] | None = None
     #: ``"min"`` or ``"max"``: the least or greatest value over the start's states
     #: (PRISM's ``filter(max, ..., "init")`` where a model has several initial states);
-    #: None: the value from the start distribution
+    #: ``"sum"``: the sum over them, the start being uniform over them (a model's
+    #: initial states): their number times the value from the start; None: the value
+    #: from the start distribution
     over: str | None = None
     #: ``reach``: the label of the states a path may pass before the target (PRISM's
     #: ``phi`` of ``phi U psi``); None: every state (``F psi``)
@@ -102,8 +104,14 @@ class Question:
                              "cumulative or instant question")
         if self.through is not None and self.kind != "reach":
             raise ValueError("through= (phi U psi) is for a reach question")
-        if self.over not in (None, "min", "max"):
-            raise ValueError(f"over={self.over!r}: use min or max")
+        if self.over not in (None, "min", "max", "sum"):
+            raise ValueError(f"over={self.over!r}: use min, max or sum")
+
+    @property
+    def extreme(self) -> bool:
+        """Whether the answer is the least or greatest over the start's states (each
+        state's own value needed, where there are several)."""
+        return self.over in ("min", "max")
 
     @property
     def stepped(self) -> bool:
@@ -321,7 +329,7 @@ def _stepped_plan(chain: Chain, question: Question) -> Plan:
     distribution, or the least or greatest over the start states (``over``)."""
     from ladders.solver.chains.steps import stepped_values
     values = stepped_values(chain, stepping_of(chain, question))
-    if question.over is not None and len(chain.start) > 1:
+    if question.extreme and len(chain.start) > 1:
         value = (min if question.over == "min" else max)(values.values())
     else:
         value = sum((p * values[i] for i, p in chain.start), mpq(0))

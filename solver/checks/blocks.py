@@ -1,16 +1,27 @@
 """The residue check's block triangular solve, compiled (see
 :mod:`ladders.solver.checks.residue_check`): Kosaraju's components of a system's
 pattern, then each component solved modulo primes from the sinks up. A module of its
-own so that numba is imported only where the check runs, not by every command."""
+own so that numba is imported only where the check runs, not by every command; a small
+system's (:func:`_small_blocks`) runs as the Python it is written in, without numba's
+start."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ladders.solver.engines.series.jit import nb
+from ladders.solver.engines.series.jit import elements, nb
+
+#: The most unknowns of a system whose block solve may run as Python
+#: (:class:`~ladders.solver.engines.series.jit.Kernel`, :func:`_small_blocks`).
+SMALL_UNKNOWNS = 1_000
 
 
-@nb.njit(cache=True, nogil=True)
+def _linear(*args: object) -> int:
+    """Kosaraju's time as Python, in microseconds: about 4 an array element."""
+    return 4 * elements(*args)
+
+
+@nb.njit(cache=True, nogil=True, small=_linear)
 def _kosaraju(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected components of the pattern ``i -> j`` (row i names
     unknown j) by Kosaraju's two passes: a depth-first post-order of the pattern, then
@@ -92,7 +103,21 @@ def _power(base: int, exponent: int, p: int) -> int:
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+def _small_blocks(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
+                  target: int, primes: np.ndarray, limit: int) -> int | None:
+    """:func:`block_solve`'s time as Python, in microseconds, for a system of at most
+    :data:`SMALL_UNKNOWNS` unknowns: about 3 a transition, a prime and a right-hand
+    side, and the cube of each component's size (its Gauss-Jordan) a prime."""
+    n = indptr.shape[0] - 1
+    if n > SMALL_UNKNOWNS:
+        return None
+    component, _members = _kosaraju(indptr, indices)
+    sizes = np.bincount(component).astype(np.int64) if n else np.zeros(0, dtype=np.int64)
+    per_prime = 3 * (n + indices.shape[0]) * rhs.shape[1] + int((sizes ** 3).sum())
+    return per_prime * primes.shape[0]
+
+
+@nb.njit(cache=True, nogil=True, small=_small_blocks)
 def block_solve(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  target: int, primes: np.ndarray, limit: int) -> tuple[int, np.ndarray]:
     """``x[target] mod primes[k]`` for every right-hand side (``[k, column]``) by the

@@ -2,7 +2,7 @@
 little-endian 32-bit limbs pushed through a chain's states component by component,
 sources first (the proof is in that module's docstring). A module of its own so that
 numba is imported only where bounds are pushed, not by every command that imports the
-checks."""
+checks; a small push (:func:`_small_push`) runs as the Python it is written in."""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ from ladders.solver.engines.series.jit import nb
 LIMB = 32
 
 
-@nb.njit(cache=True, nogil=True)
+def _small_push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
+                mass: np.ndarray, entered: np.ndarray, work: int) -> int:
+    """:func:`push`'s time as Python at most, in microseconds
+    (:class:`~ladders.solver.engines.series.jit.Kernel`): a limb step each, of its work
+    times its limbs."""
+    return int(work) * mass.shape[1]
+
+
+@nb.njit(cache=True, nogil=True, small=_small_push)
 def push(ptr: np.ndarray, code: np.ndarray, numerators: np.ndarray, start: np.ndarray,
           mass: np.ndarray, entered: np.ndarray, work: int) -> int:
     """Push ``mass`` (``[state, limb]``, little-endian 32-bit limbs) through the

@@ -26,7 +26,7 @@ def check_stepped(chain: Chain, question: Question, plan: Plan) -> dict[str, Any
     stepping = stepping_of(chain, question)
     name = plan.names[0]
     value = plan.known[name]
-    several = question.over is not None and len(chain.start) > 1
+    several = question.extreme and len(chain.start) > 1
     if not several:
         forward = stepped_forward(chain, stepping)
         what = "the value stepped backward from the target equals the start's distribution " \

@@ -11,8 +11,9 @@ JANI models use) and made into the same
   its text, or ``target of NAME`` where that is longer than a name may be);
 - ``R{"name"}`` asks for the chain's own reward ``name`` (TOML ``[rewards.name]``, a
   ``.srew``/``.trew`` reward structure, a DRN reward model); ``R`` alone, the only one;
-- the chain's start is a distribution: a plain query is answered from it, and
-  ``filter(min|max, ..., "init")`` gives the least or greatest over its states;
+- the chain's start is a distribution: a plain query (and ``filter(avg, ...)``) is
+  answered from it, ``filter(min|max, ..., "init")`` gives the least or greatest over
+  its states and ``filter(forall|exists, ...)`` the bound on them;
 - ``label "x" = ...;`` and ``const`` with a value in the properties file are read as
   in PRISM (a constant without one is refused: a chain file takes no ``--constants``).
 
@@ -31,6 +32,7 @@ import numpy as np
 from ladders.solver.chains.formats import Loaded
 from ladders.solver.chains.model import Chain, ChainError
 from ladders.solver.chains.symbolic import Expr
+from ladders.solver.exact import mpq
 
 
 def with_properties(loaded: Loaded, properties: str | None,
@@ -41,7 +43,7 @@ def with_properties(loaded: Loaded, properties: str | None,
     them is refused, as Storm counts only state rewards there)."""
     if properties is None:
         return loaded
-    from ladders.solver.chains.formats.prism import UNNAMED_REWARD, _check_filter
+    from ladders.solver.chains.formats.prism import UNNAMED_REWARD, _filter_over
     from ladders.solver.chains.formats.prism_lang import Scope, read_properties
     from ladders.solver.chains.formats.prism_native import _question
     chain = loaded.chain
@@ -66,9 +68,15 @@ def with_properties(loaded: Loaded, properties: str | None,
     rewards = {name: name in acted for name in chain.rewards}
     questions, refused, added = [], [], {}
 
-    def loose(function: str, compare: object, kind: str, starts: int, where: str) -> None:
-        # the start is a distribution: a plain query is its average, as --target asks
-        _check_filter(function, compare, kind, 1, where)  # type: ignore[arg-type]
+    def loose(function: str, compare: tuple[str, mpq] | None, starts: int,
+              where: str) -> str | None:
+        # the start is a distribution: a plain query is the value from it, as --target
+        # asks; a sum over its states is not Storm's sum over initial states
+        if starts > 1 and function == "sum":
+            raise ChainError(f"{where}: filter(sum, ...) over a start distribution of "
+                             f"{starts:,} states, not a set of initial states; ask "
+                             "filter(avg|min|max, ...)")
+        return _filter_over(function, compare, 1 if function == "values" else starts, where)
 
     for number, prop in enumerate(props):
         try:

@@ -16,8 +16,8 @@ through :class:`~ladders.solver.chains.model.ChainBuilder`, which checks them on
 - rewards are the model's reward structures, each state's reward plus its action's
   (a Markov chain has one action a state) plus its transition rewards' expectation
   ``sum_j P(i, j) r(i, j)``, as Storm folds them;
-- the start is the initial state; where the model has several, the average over them
-  (uniform), and the chain's notes say so.
+- the start is the initial state; where the model has several, each with the same
+  probability (their average), and the chain's notes say so.
 
 Only discrete-time Markov chains (``dtmc``): an MDP, a CTMC, a Markov automaton are
 refused by name. The properties (``--properties FILE``, or a JANI file's own) become
@@ -32,11 +32,12 @@ refused by name. The properties (``--properties FILE``, or a JANI file's own) be
 - ``T=? [F phi]``, Storm's expected time (steps, for a DTMC): ``reward`` with one a step;
 - ``P>=1 [F phi]`` and the other bounds: the same, with ``Question.compare``;
 - ``min``/``max`` (``Pmin=?``) are the value itself in a Markov chain;
-- ``filter(f, prop, "init")``, as QVBS writes every property: with one initial state
-  ``f`` over it is the value (``min``, ``max``, ``sum``, ``avg``, ``values``) or the
-  bound's truth (``forall``, ``exists``); with several, only the forms the average
-  answers (``avg``; ``forall`` with ``P>=1`` or ``P<=0``; ``exists`` with ``P>0`` or
-  ``P<1``).
+- ``filter(f, prop, "init")``, as QVBS writes every property, and a plain property
+  (Storm's ``filter(values, prop, "init")``), as Storm 2.0 answers them
+  (:func:`_filter_over`): ``min``, ``max``, ``sum``, ``avg`` of a value (``P=?``),
+  ``forall``, ``exists`` of a bound (``P>=b``); ``values`` where the model has one
+  initial state (with several, Storm's answer is one value for each: refused, as are
+  ``count``, ``argmin`` and ``argmax``, and the forms Storm itself refuses).
 
 ``phi`` is any propositional formula over labels and expressions
 (``s=5 & srep=2``, ``!"knowA" & "knowB"``): Storm finds its states on the built model.
@@ -94,9 +95,6 @@ _FILTERS = {
     "whether there exists a state in": "exists", "the argmin": "argmin",
     "the argmax": "argmax", "the values": "values",
 }
-#: Bounds under which ``forall`` / ``exists`` over several initial states is the bound
-#: on their average: all are 1 (or 0) exactly when the average is.
-_AVERAGE_BOUNDS = {"forall": ((">=", 1), ("<=", 0)), "exists": ((">", 0), ("<", 1))}
 _COMPARISONS = {"GEQ": ">=", "GREATER": ">", "LEQ": "<=", "LESS": "<"}
 _MODEL_TYPES = {
     "MDP": "a nondeterministic model (MDP)", "CTMC": "a continuous-time model (CTMC)",
@@ -149,7 +147,7 @@ def load(path: str, constants: str | None = None, properties: str | None = None,
     limit = MAX_STATES if max_states is None else _positive(path, max_states)
     if builder != "storm":
         from ladders.solver.chains.formats import prism_native
-        return prism_native.load(path, constants, properties, _check_filter, UNNAMED_REWARD,
+        return prism_native.load(path, constants, properties, _filter_over, UNNAMED_REWARD,
                                  limit, progress)
     if max_states is not None:
         raise ChainError(f"{path}: --max-states is for the models ladders builds; Storm's "
@@ -484,11 +482,9 @@ def _question(stormpy: ModuleType, path: str, built: Any, builder: ChainBuilder,
         # the threshold's own value is evaluated as an integer where it is a
         # quotient of integers (P>=1/3 gives 0): evaluate its expression
         compare = (op, _exact(formula.threshold_expr.evaluate_as_rational()))
-    _check_filter(function, compare, kind, len(list(built.initial_states)), where)
+    over = _filter_over(function, compare, len(list(built.initial_states)), where)
     shown_formula = str(formula) if function == "values" else f'filter({function}, {formula}, "init")'
     text = f"{name}: {shown_formula}" if named else shown_formula
-    several = len(list(built.initial_states)) > 1
-    over = function if several and function in ("min", "max") else None
     through = None if left is None or str(left) == "true" else \
         _target(stormpy, built, builder, left, name)
     return Question(kind=kind, reward=reward, text=text, compare=compare, over=over,
@@ -538,28 +534,45 @@ def _reward_of(built: Any, formula: Any, where: str) -> str:
     return _reward_name(names[0])
 
 
-def _check_filter(function: str, compare: tuple[str, mpq] | None, kind: str, starts: int,
-                  where: str) -> None:
-    """Refuse a filter that the value from the start (one initial state, or the average
-    over several), or the least or greatest over several (``min``, ``max``: the
-    question's ``over``), does not answer."""
-    if function in ("count", "argmin", "argmax"):
-        raise ChainError(f"{where}: filter({function}, ...) asks for states, not a value; use "
-                         "filter(values, ...) or no filter")
-    if function in ("forall", "exists") and compare is None:
-        raise ChainError(f"{where}: filter({function}, ...) needs a bound (P>=1 [...]); give one")
-    if starts == 1:
-        return
-    if function in ("avg", "min", "max") and compare is None:
-        return  # the average from the start; min and max from every start state's value
-    if kind == "reach" and compare is not None and function in _AVERAGE_BOUNDS \
-            and (compare[0], compare[1]) in _AVERAGE_BOUNDS[function]:
-        return
-    asks = "asks for each one's value" if function == "values" else \
-        f"filter({function}, ...) asks about each"
-    raise ChainError(f"{where}: the model has {starts:,} initial states and the property {asks}; "
-                     "ladders answers from their average: write filter(avg, ..., \"init\") or "
-                     "give the model one initial state")
+def _filter_over(function: str, compare: tuple[str, mpq] | None, starts: int,
+                 where: str) -> str | None:
+    """How ``filter(function, prop, "init")`` over a model's ``starts`` initial states
+    is answered, as Storm 2.0 answers it (its command line applies the filter to the
+    initial states' values: ``printFilteredResult``): None, the value from the start
+    (one initial state, or their average: ``avg``, and the start is uniform over
+    them); ``"min"``, ``"max"`` or ``"sum"`` over them (:attr:`Question.over`); a
+    :class:`ChainError` with the reason where Storm gives no single value or no answer.
+
+    ``forall`` and ``exists`` (of a bound, as Storm asks) are the bound on the least or
+    greatest value: every value is ``>= b`` exactly when the least is. ``count`` over
+    several initial states needs each one's truth, which ladders does not keep."""
+    if function in ("argmin", "argmax"):
+        raise ChainError(f"{where}: filter({function}, ...) asks for states, not a value (Storm "
+                         "answers it with 'Outputting states is not supported'); ask "
+                         "filter(min|max, ...) for the value")
+    if compare is None and function in ("forall", "exists", "count"):
+        raise ChainError(f"{where}: filter({function}, ...) needs a bound (P>=1 [...]): Storm "
+                         "defines it for truths only; give one")
+    if compare is not None and function in ("min", "max", "sum", "avg"):
+        raise ChainError(f"{where}: filter({function}, ...) of a bound is a truth per state: "
+                         f"Storm defines {function} for values only (P=?, R=?); drop the "
+                         "bound, or ask filter(forall|exists, ...)")
+    if function == "count":
+        raise ChainError(f"{where}: filter(count, ...) is how many initial states meet the "
+                         "bound; ladders answers a value or a truth, not a count: ask "
+                         "filter(forall|exists, ...)")
+    if starts == 1 or function == "avg":
+        return None
+    if function in ("min", "max", "sum"):
+        return function
+    if function in ("forall", "exists"):
+        above = compare is not None and compare[0] in (">=", ">")
+        return "min" if above == (function == "forall") else "max"
+    asks = "one truth for each" if compare is not None else "one value for each"
+    raise ChainError(f"{where}: the model has {starts:,} initial states, and Storm's answer is "
+                     f"{asks} ({{v1, v2, ...}}), not a single one: ask filter(min|max|avg|sum, "
+                     "..., \"init\") of a value (P=?, R=?), or filter(forall|exists, ...) of a "
+                     "bound")
 
 
 def _target(stormpy: ModuleType, built: Any, builder: ChainBuilder, target: Any,

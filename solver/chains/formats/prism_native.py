@@ -42,7 +42,7 @@ from ladders.solver.chains.questions import Question
 from ladders.solver.chains.symbolic import Expr
 from ladders.solver.exact import mpq
 
-#: Filter functions with a value (or a truth) from the start, by PRISM's name.
+#: Filter functions, by PRISM's name.
 FILTERS = ("min", "max", "sum", "avg", "count", "forall", "exists", "argmin", "argmax", "values")
 #: What the questions ladders answers look like, for refusals.
 ASK = ("ladders answers P=? [F psi], [phi U psi], [X psi], [F<=k psi], [phi U<=k psi]; "
@@ -50,18 +50,19 @@ ASK = ("ladders answers P=? [F psi], [phi U psi], [X psi], [F<=k psi], [phi U<=k
        "expressions")
 
 
-#: How a filter is checked against the start: ``(function, compare, kind, starts,
-#: where)``, raising a :class:`ChainError` where the start's value does not answer it.
-FilterCheck = Callable[[str, "tuple[str, mpq] | None", str, int, str], None]
+#: How a filter over the initial states is answered: ``(function, compare, starts,
+#: where)`` gives the question's ``over`` (:func:`.prism._filter_over`), or raises a
+#: :class:`ChainError` where the value from the start does not answer it.
+FilterOver = Callable[[str, "tuple[str, mpq] | None", int, str], "str | None"]
 
 
-def load(path: str, constants: str | None, properties: str | None, check_filter: FilterCheck,
+def load(path: str, constants: str | None, properties: str | None, filter_over: FilterOver,
          unnamed_reward: str, max_states: int = MAX_STATES,
          progress: Callable[[int, int, int], None] | None = None) -> Loaded:
     """The Markov chain of the PRISM model ``path``, built here, with ``constants``
     (``"N=16,MAX=2"``) for its open constants, and the questions of the properties
     file ``properties``. The stormpy route (:func:`.prism.load`) calls it and hands it
-    its rules, so that both routes read properties alike: ``check_filter`` and the name
+    its rules, so that both routes read properties alike: ``filter_over`` and the name
     of a model's unnamed reward structure. At most ``max_states`` states are built;
     ``progress`` follows the build (:meth:`~ladders.solver.chains.explore.Explorer.explore`)."""
     given = parse_constants(constants)
@@ -113,7 +114,7 @@ def load(path: str, constants: str | None, properties: str | None, check_filter:
     for number, prop in enumerate(props):
         try:
             question, added = _question(program.labels, acted, prop, number, explored.initial,
-                                        check_filter, unnamed_reward)
+                                        filter_over, unnamed_reward)
         except ChainError as exc:
             refused.append(str(exc))  # this property alone; the others are answered
             continue
@@ -144,7 +145,7 @@ def _constants_of(properties: str) -> list[str]:
 
 
 def _question(known_labels: Collection[str], rewards: Mapping[str, bool], prop: Property,
-              number: int, starts: int, check_filter: FilterCheck,
+              number: int, starts: int, filter_over: FilterOver,
               unnamed_reward: str) -> tuple[Question, dict[str, Expr]]:
     """The :class:`Question` of ``prop`` over a model or chain with the labels
     ``known_labels`` and the reward structures ``rewards`` (by name as the properties
@@ -186,8 +187,7 @@ def _question(known_labels: Collection[str], rewards: Mapping[str, bool], prop: 
     elif kind == "reward" and prop.steps is not None:
         raise ChainError(f"{where}: a step bound on F inside R or T; {ASK}")
     compare = prop.bound
-    check_filter(prop.function, compare, kind, starts, where)
-    over = prop.function if starts > 1 and prop.function in ("min", "max") else None
+    over = filter_over(prop.function, compare, starts, where)
     text = f"{prop.name}: {prop.text}" if named else prop.text
     labels: dict[str, Expr] = {}
     own = prop.name if named else number

@@ -111,7 +111,6 @@ from ladders.solver.engines.series.reconstruct import (ReconstructionStream, crt
                                                      rational_reconstruct_bounded,
                                                      rational_reconstruct_simple)
 from ladders.solver.exact import mpq
-from ladders.solver.exact_flint import fmpq, fmpq_mat, fmpq_to_mpq
 
 if TYPE_CHECKING:
     from ladders.solver.engines.series.kernels import TwoPlayerTable
@@ -385,6 +384,7 @@ def two_player_certified(chain) -> CertifiedTwoPlayer:
     iteration; the identity itself is proved in the module docstring. ``ladders solve
     --table`` certifies the whole table against the race equations instead.)
     """
+    from ladders.solver.exact_flint import fmpq, fmpq_mat, fmpq_to_mpq  # not for a chain's solve
     t0 = time.perf_counter()
     system = two_player_system(chain_data(chain))
     y = fmpq_mat(system.matrix).solve(fmpq_mat(system.rhs), algorithm="dixon")

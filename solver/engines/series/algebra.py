@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ladders.solver.exact import mpq, mpz
-from ladders.solver.exact_flint import (array_to_fmpz_mat, fmpq, fmpq_mat, fmpq_poly, fmpq_to_mpq,
-                                       fmpz_mat, fmpz_poly_to_ints, ints_to_fmpz_column)
+
+if TYPE_CHECKING:
+    from ladders.solver.exact_flint import fmpq, fmpq_poly, fmpz_mat
+
+# flint is imported where it is used: a chain's solve imports this package (its
+# reconstruction, and numba's door) and never needs it
 
 
 # ----------------------------------------------------------------------------------
@@ -67,6 +72,7 @@ class ChainData:
             for j, c in row:
                 counts[i, j] += c
         finish = np.array([int(x) for x in chain.finish], dtype=np.int64)
+        from ladders.solver.exact_flint import array_to_fmpz_mat, fmpz_poly_to_ints
         charpoly = fmpz_poly_to_ints(array_to_fmpz_mat(counts).charpoly())
         assert len(charpoly) == n + 1 and charpoly[n] == 1
         z = 0
@@ -419,6 +425,7 @@ def choose_split(data: ChainData, players: int) -> Split:
 
 def _q_polys(data: ChainData) -> tuple[fmpq_poly, fmpq_poly, fmpq_poly]:
     """``(chi, D, G)`` over Q: ``chi = det(xI - Q)``, ``D = det(I - tQ)``, ``G = D^-1 mod chi``."""
+    from ladders.solver.exact_flint import fmpq, fmpq_poly
     n, d = data.n, data.d
     chi = fmpq_poly([fmpq(c, d ** (n - i)) for i, c in enumerate(data.charpoly)])
     dpol = fmpq_poly([fmpq(c, d ** i) for i, c in enumerate(data.dpoly)])
@@ -434,6 +441,7 @@ def two_player_exact_fmpq(chain) -> mpq:
     ``P = sum_t f(t) S(t) = L(N D^-1 mod chi)`` with ``L(x^j) = f(j+1)``,
     ``N = D * (sum_{s<n} S(s+1) t^s) mod t^n``; all over Q in flint (degree n).
     """
+    from ladders.solver.exact_flint import fmpq, fmpq_poly, fmpq_to_mpq
     data = chain_data(chain)
     n, d = data.n, data.d
     chi, dpol, ginv = _q_polys(data)
@@ -469,6 +477,7 @@ class TwoPlayerSystem:
 
 def two_player_system(data: ChainData) -> TwoPlayerSystem:
     """Build :class:`TwoPlayerSystem` from the chain's integer data."""
+    from ladders.solver.exact_flint import fmpq, fmpz_mat, ints_to_fmpz_column
     n, d, n1 = data.n, data.d, data.n1
     chi = data.charpoly
     col = [data.dpoly[i] * d ** (2 * (n1 - i)) for i in range(n1 + 1)] + [0] * (n - n1)
@@ -501,6 +510,7 @@ def table_denominator(data: ChainData) -> mpz:
     14,794 of the smallest one: the CRT needs 6 % more primes, and no entry can fall
     outside ``[0, Den]``.
     """
+    from ladders.solver.exact_flint import fmpq_mat
     system = two_player_system(data)
     unit = fmpq_mat(data.n, 1, [1] + [0] * (data.n - 1))
     g = fmpq_mat(system.matrix).solve(unit, algorithm="dixon")

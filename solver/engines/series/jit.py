@@ -16,15 +16,23 @@ upgrade in place, a ``git pull`` of an editable install), and runs the old code 
 issue 6845). So, before the kernels load, :func:`refresh_cache` drops the cached code of
 every module of this folder when any of their sources differs from the sources it was
 compiled from (a digest kept beside the cache).
+
+numba itself is imported when a kernel is first compiled, not with this module
+(:class:`Kernel`): a command that compiles nothing, or a small chain whose kernels run
+as Python, never pays its start.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import stat
 import tempfile
+import threading
+from collections.abc import Callable
+from typing import Any
 
 
 def _writable(folder: str) -> bool:
@@ -141,14 +149,159 @@ def in_cache(kernel: object) -> bool:
     return os.path.exists(index)
 
 
-_FOLDER = cache_folder()
-if _FOLDER is not None:
-    os.environ["NUMBA_CACHE_DIR"] = _FOLDER
+_NUMBA: Any = None
+_NUMBA_LOCK = threading.Lock()
+#: Held while a kernel's dispatcher is made (a kernel's callees' are made inside it).
+_DISPATCHERS = threading.RLock()
 
-import numba as nb  # noqa: E402  (after the cache folder is chosen)
 
-if _FOLDER is not None:
-    nb.core.config.reload_config()  # numba may have been imported before (by the caller)
-refresh_cache(os.path.dirname(os.path.abspath(__file__)))
+def _load_numba() -> Any:
+    """numba, imported once: its cache folder chosen first (:func:`cache_folder`), the
+    cached code of this folder's kernels checked against their sources
+    (:func:`refresh_cache`), and a :class:`Kernel` made known to numba's typing as its
+    dispatcher (a compiled kernel calls the others by their module's names)."""
+    global _NUMBA
+    with _NUMBA_LOCK:
+        if _NUMBA is None:
+            folder = cache_folder()
+            if folder is not None:
+                os.environ["NUMBA_CACHE_DIR"] = folder
+            import numba
+            if folder is not None:
+                numba.core.config.reload_config()  # numba may have been imported before
+            refresh_cache(os.path.dirname(os.path.abspath(__file__)))
+            from numba.core import types
+            from numba.extending import typeof_impl
 
-__all__ = ["nb", "cache_folder", "in_cache", "refresh_cache", "sources_digest"]
+            @typeof_impl.register(Kernel)
+            def _typeof_kernel(value: Kernel, context: Any) -> Any:
+                return types.Dispatcher(value.dispatcher)
+
+            _NUMBA = numba
+    return _NUMBA
+
+
+#: Whether this thread is running a kernel as Python (:class:`Kernel`): the kernels it
+#: calls run so too.
+_INTERPRETING = threading.local()
+#: What a process may spend running kernels as Python, in microseconds of the
+#: interpreter as the kernels' ``small`` estimates count them: about half of numba's
+#: start (importing it and loading the first cached kernel: about 0.4 s of CPU), so
+#: that a solve that turns out larger than its first calls looked loses at most that.
+INTERPRETED_BUDGET = 200_000
+_SPENT = [0]
+_SPENT_LOCK = threading.Lock()
+
+
+class Kernel:
+    """A function compiled by numba (``nb.njit(...)``) when it is first called, not when
+    its module is imported: importing numba and loading the first cached kernel cost
+    about 0.4 s of CPU, most of a small solve's.
+
+    ``small`` marks a kernel that may run as the Python it is written in (the same
+    source, the same integers: no second copy of the algorithm): it estimates a call's
+    time as Python, in microseconds, from the call's arguments (None: too large to
+    try). While numba is not loaded and the process has spent less than
+    :data:`INTERPRETED_BUDGET` so, the call runs as Python, and the kernels it calls
+    with it; otherwise the compiled code runs (numba loaded then)."""
+
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any],
+                 small: Callable[..., int | None] | None) -> None:
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self._options = options
+        self._small = small
+        self._dispatcher: Any = None
+
+    @property
+    def dispatcher(self) -> Any:
+        """numba's dispatcher of the function (numba imported on the first use). The
+        kernels the function calls by its module's names are bound there to their
+        dispatchers, as ``@numba.njit`` leaves them, so that numba compiles the calls
+        as before (``inline="always"`` included)."""
+        if self._dispatcher is None:
+            numba = _load_numba()
+            with _DISPATCHERS:
+                if self._dispatcher is None:
+                    self._dispatcher = numba.njit(**self._options)(self.py_func)
+                    names = self.py_func.__globals__
+                    for name in self.py_func.__code__.co_names:
+                        value = names.get(name)
+                        if isinstance(value, Kernel):
+                            names[name] = value.dispatcher
+        return self._dispatcher
+
+    def __call__(self, *args: Any) -> Any:
+        if getattr(_INTERPRETING, "on", False):
+            return self.py_func(*args)
+        if self._small is not None and _NUMBA is None and _afford(self._small(*args)):
+            _INTERPRETING.on = True
+            try:
+                return _as_compiled(self.py_func(*args))
+            finally:
+                _INTERPRETING.on = False
+        return self.dispatcher(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        # numba's own attributes (its cache, for :func:`in_cache`)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        # by name, as a function is pickled (a Dask task may carry one)
+        return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)
+
+
+def _as_compiled(value: Any) -> Any:
+    """A kernel's result as numba returns it: a NumPy scalar as Python's (``int``,
+    ``float``, ``bool``), in a tuple too; arrays as they are."""
+    import numpy as np
+    if isinstance(value, tuple):
+        return tuple(_as_compiled(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _afford(cost: int | None) -> bool:
+    """Whether a call estimated at ``cost`` microseconds as Python fits what is left
+    of :data:`INTERPRETED_BUDGET` (and take it)."""
+    if cost is None:
+        return False
+    with _SPENT_LOCK:
+        if _SPENT[0] + cost > INTERPRETED_BUDGET:
+            return False
+        _SPENT[0] += cost
+        return True
+
+
+def _kernel_named(module: str, name: str) -> Kernel:
+    """The kernel ``name`` of ``module`` (unpickling a :class:`Kernel`)."""
+    import importlib
+    return getattr(importlib.import_module(module), name)
+
+
+def elements(*args: Any) -> int:
+    """The elements of the arrays among ``args`` (for a ``small`` estimate)."""
+    return sum(getattr(a, "size", 0) for a in args)
+
+
+class _Numba:
+    """``nb``: ``nb.njit(...)`` makes a :class:`Kernel` (numba is imported when one is
+    first compiled); any other name is numba's own (``nb.types``), imported then."""
+
+    @staticmethod
+    def njit(*, small: Callable[..., int | None] | None = None,
+             **options: Any) -> Callable[[Callable[..., Any]], Kernel]:
+        """A decorator: the function as a :class:`Kernel` compiled with numba's
+        ``options`` (``cache=True``, ...), run as Python where ``small`` estimates a
+        call cheap enough."""
+        return lambda func: Kernel(func, options, small)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_load_numba(), name)
+
+
+nb = _Numba()
+
+__all__ = ["INTERPRETED_BUDGET", "Kernel", "nb", "cache_folder", "elements", "in_cache",
+           "refresh_cache", "sources_digest"]

@@ -149,6 +149,89 @@ def test_forms_over_several_initial_states_equal_storm(tmp_path: Path) -> None:
     assert ours(model, WALK_ASKED, tmp_path, "N=5") == storm_values(model, WALK_ASKED, "N=5")
 
 
+def storm_filtered(model: str, text: str, constants: str) -> list[Fraction | bool]:
+    """Storm's answer of each property of ``text``, its filter applied to the initial
+    states' values as Storm's command line applies it (``printFilteredResult``: min,
+    max, sum, avg of a value; forall, exists of a truth)."""
+    stormpy = pytest.importorskip("stormpy")
+    program = stormpy.parse_prism_program(model, prism_compatibility=True)
+    props = stormpy.parse_properties(text, program)
+    program, props = stormpy.instantiate_constants(program, constants, props)
+    built = stormpy.build_model[stormpy.Rational](program, props)
+    out: list[Fraction | bool] = []
+    for prop in props:
+        result = stormpy.model_checking(built, prop)
+        how = str(prop).split("Obtain ", 1)[-1]
+        if prop.get_raw_formula().has_bound:
+            truths = [bool(result.get_truth_values_vector().get(i)) for i in built.initial_states]
+            out.append(all(truths) if how.startswith("whether for all") else any(truths))
+            continue
+        values = [Fraction(str(result.get_value(i))) for i in built.initial_states]
+        out.append(max(values) if how.startswith("the maximum") else
+                   min(values) if how.startswith("the min") else
+                   sum(values) if how.startswith("the sum") else sum(values) / len(values))
+    return out
+
+
+FILTERS_ASKED = """\
+"sum": filter(sum, P=? [ F "right" ], "init");
+"sumr": filter(sum, R{"steps"}=? [ F x=0 | x=N ], "init");
+"sumc": filter(sum, R{"far"}=? [ C<=7 ], "init");
+"sums": filter(sum, S=? [ k<3 ], "init");
+"all": filter(forall, P>=1/5 [ F "right" ], "init");
+"all2": filter(forall, P>1/5 [ F "right" ], "init");
+"allr": filter(forall, R{"steps"}<=6 [ F x=0 | x=N ], "init");
+"any": filter(exists, P>=1/3 [ F "right" ], "init");
+"any2": filter(exists, P<1/5 [ F "right" ], "init");
+"anyf": filter(exists, P>=1/8 [ F<=4 "right" ], "init");
+"none": filter(forall, P<=0 [ F "right" ], "init");
+"""
+
+
+def test_every_filter_over_several_initial_states_equals_storm(tmp_path: Path) -> None:
+    """filter(sum|forall|exists, ..., "init") over two initial states ``==`` Storm's
+    answer (sum: twice the average; forall, exists: the bound on the least or
+    greatest value), on both builders."""
+    model = write(tmp_path / "walk.prism", WALK)
+    expected = storm_filtered(model, FILTERS_ASKED, "N=5")
+    assert expected == [Fraction(3, 5), 10, Fraction(449, 64), 2, True, False, True, True, False,
+                        True, False]
+    loaded = load_chain(model, properties=write(tmp_path / "f.props", FILTERS_ASKED),
+                        constants="N=5")
+    assert [q.over for q in loaded.questions][:5] == ["sum", "sum", "sum", "sum", "min"]
+    for builder in ("ladders", "storm"):
+        loaded = load_chain(model, properties=write(tmp_path / "f.props", FILTERS_ASKED),
+                            constants="N=5", builder=builder)
+        assert loaded.refused == ()
+        solutions = ladders.solve_all(loaded)
+        assert all(s.passed for s in solutions), [s.verified for s in solutions]
+        got = [Fraction(str(next(iter(s.answers.values())))) if s.problem.question.compare is None
+               else next(iter(s.problem.comparisons(s.seats).values())) for s in solutions]
+        assert got == expected
+
+
+@pytest.mark.parametrize(("prop", "words"), [
+    ('P=? [ F "right" ]', "has 2 initial states, and Storm's answer is one value for each"),
+    ('P>=1/3 [ F "right" ]', "Storm's answer is one truth for each"),
+    ('filter(count, P>=1/3 [ F "right" ], "init")', "is how many initial states meet the bound"),
+    ('filter(argmax, P=? [ F "right" ], "init")', "asks for states, not a value"),
+    ('filter(exists, P=? [ F "right" ], "init")', "needs a bound"),
+    ('filter(max, P>=1/3 [ F "right" ], "init")', "of a bound is a truth per state"),
+])
+def test_filters_storm_gives_no_single_value_for_are_refused(tmp_path: Path, prop: str,
+                                                            words: str) -> None:
+    """A plain query over several initial states (Storm prints ``{v1, v2}``), count,
+    argmin/argmax and the forms Storm refuses: each refused by itself, with the
+    reason, on both builders."""
+    asked = write(tmp_path / "r.props", f'{prop};\n"ok": filter(avg, P=? [ F "right" ], "init");')
+    model = write(tmp_path / "walk.prism", WALK)
+    for builder in ("ladders", "storm"):
+        loaded = load_chain(model, properties=asked, constants="N=5", builder=builder)
+        assert [q.answer_name for q in loaded.questions] == ["ok"]
+        (line,) = loaded.refused
+        assert words in line and "\n" not in line
+
+
 def test_the_stepped_check_catches_a_wrong_value() -> None:
     """The forward stepping is a check: a plan whose value is off by the least amount
     fails it."""

@@ -75,3 +75,59 @@ def test_numba_is_imported_through_jit_only():
                  for path in sorted((root / folder).rglob("*.py"))
                  if path.name != "jit.py" and pattern.search(path.read_text())]
     assert offenders == []
+
+
+DIE = Path(__file__).parents[2] / "chains" / "formats" / "fixtures" / "die.prism"
+DIE_ASKED = ('"six": P=? [ F s=7 & d=6 ];\n"flips": R{"coin_flips"}=? [ F "done" ];\n'
+             '"u": P=? [ !"one" U "done" ];\n"all": P>=1 [ F "done" ];\n')
+SOLVE = """import os, sys
+{before}
+from ladders.cluster import cli
+leave = os._exit
+
+
+def report(code):
+    print("numba" in sys.modules, file=sys.stderr, flush=True)
+    leave(code)
+
+
+os._exit = report  # the command leaves by os._exit: say first whether numba was imported
+sys.argv = ["ladders", "solve", {model!r}, "--properties", {props!r}, "--json"]
+cli.main()
+"""
+
+
+def _solve_die(tmp_path: Path, before: str) -> tuple[dict, bool]:
+    """``ladders solve --json`` of the die's properties in a fresh process, after
+    ``before``: its document, and whether numba was imported by its end."""
+    import json
+    props = tmp_path / "die.props"
+    props.write_text(DIE_ASKED)
+    code = SOLVE.format(before=before, model=str(DIE), props=str(props))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, check=True)
+    return json.loads(proc.stdout), proc.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_a_small_solve_runs_its_kernels_as_python_and_equals_numba(tmp_path: Path) -> None:
+    """A small chain's searches, component solve, bounds push and residue check run as
+    the Python they are written in (numba never imported), and ``ladders solve --json``
+    gives what it gives with the compiled kernels (numba loaded first: its dispatchers,
+    a kernel calling another included), the checks' reports too."""
+    interpreted, numba_then = _solve_die(tmp_path, "")
+    compiled, numba_now = _solve_die(
+        tmp_path, "from ladders.solver.engines.series.jit import _load_numba\n_load_numba()")
+    assert (numba_then, numba_now) == (False, True)
+
+    def answers(doc: dict) -> list:
+        return [(r["answers"], r["verified"]["passed"]) for r in doc["results"]]
+    assert answers(interpreted) == answers(compiled)
+    assert [passed for _, passed in answers(interpreted)] == [True] * 4
+    assert interpreted["results"][0]["answers"]["six"]["exact"] == "1/6"
+
+
+def test_a_kernel_pickles_by_name() -> None:
+    import pickle
+
+    from ladders.solver.chains import components
+    assert pickle.loads(pickle.dumps(components.reach)) is components.reach
