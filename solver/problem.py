@@ -99,6 +99,11 @@ class Problem:
         """The race in one phrase, for messages (a chain question's names its question)."""
         return f"{self.board.name} with {self.players} players"
 
+    def heading(self) -> dict[str, Any]:
+        """What was asked, as a report of its answers opens
+        (:func:`~ladders.solver.report.answers_document`): the board and the players."""
+        return {"board": board_to_json(self.board), "players": self.players}
+
     def seats_from_values(self, values: list[mpq]) -> list[mpq]:
         """Every seat from the target values an engine returned for :attr:`system`."""
         return seats_from_values(self.system, self.players, values)

@@ -61,7 +61,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
         solution = stored_solution(store, started=t_start)
         click.echo(f"{store} is finished already ({solution.details['stored']['seconds']:,.1f} s "
                    "of solving); its stored answer:", err=True)
-        return finish(solution, as_json, output_path=output_path, table_path=table_path)
+        return finish([solution], as_json, output_path=output_path, table_path=table_path)
     given = request.spec
     request = on_recorded_cluster(opened, request)
     recorded = request.spec != given and (executor or opened.run.get("executor")) == "dask"
@@ -79,7 +79,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start,
                               announce=announce)
-    return finish(solution, as_json, output_path=output_path, table_path=table_path,
+    return finish([solution], as_json, output_path=output_path, table_path=table_path,
                   again=request.spec.flags())
 
 

@@ -88,3 +88,27 @@ def test_missing_finds_a_lost_key_and_a_changed_digit() -> None:
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_documents_keep_their_keys_and_digits(case: str, tmp_path: Path) -> None:
     assert missing(json.loads(PINNED.read_text())[case], document(case, tmp_path)) == []
+
+
+@pytest.mark.parametrize("args", [["tiny10"], [str(RUIN)], ["tiny10", "--meet", "bump"]])
+def test_the_output_file_is_what_json_prints(args: list[str], tmp_path: Path) -> None:
+    """One report and one writer: ``--output`` writes the document ``--json`` prints, a
+    race's and a chain's alike (it wrote fewer keys than it printed, a chain's without
+    its kind, its ``P>=b`` verdicts or its lumping)."""
+    out = tmp_path / "answers.json.gz"
+    result = CliRunner().invoke(cli, ["solve", *args, "--json", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    import gzip
+    assert json.loads(gzip.decompress(out.read_bytes())) == json.loads(result.stdout)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a full disk)")
+def test_a_chain_output_on_a_full_disk_names_the_file_and_keeps_the_answers() -> None:
+    """A chain's ``--output`` that cannot be written was a traceback with no answer
+    printed; it is the race's message now: the answers printed, the file named, exit 1."""
+    result = CliRunner().invoke(cli, ["solve", str(RUIN), "--output", "/dev/full"])
+    assert result.exit_code == 1
+    assert "broke = 0.8   (4/5)" in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == (
+        "ladders: error: cannot write /dev/full (No space left on device); the answer is "
+        "verified and every digit is printed above")
