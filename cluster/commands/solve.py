@@ -320,12 +320,12 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
                  as_json: bool, exact: bool, output_path: str | None,
                  refused: tuple[str, ...] = ()) -> int:
-    """Solve each chain question in turn, then print them all through :func:`finish` (one
-    JSON document with
-    ``--json``, the one ``--output`` writes) and the properties ``refused`` (each also said on stderr before the
-    solves start); the exit code of the first failure, if any. A refused property does
-    not change the exit code where another is answered (Storm's users read each
-    property's line; a file of which none is answered is refused before, exit 2)."""
+    """Solve each chain question in turn, then print them all through :func:`finish`
+    (one JSON document with ``--json``, the one ``--output`` writes) and the properties
+    ``refused`` (each also said on stderr before the solves start); the exit code of the
+    first failure, if any. A refused property does not change the exit code where
+    another is answered (Storm's users read each property's line; a file of which none
+    is answered is refused before, exit 2)."""
     from ladders.cluster.engines import check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
     # each chain's notes once (a long-run question's chain adds its own)
