@@ -19,7 +19,7 @@ from ladders.cluster.engines import cross_help
 @click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
               help="Override the executor the run was started with.")
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
-              help="Also write every seat's exact fraction as one JSON document (.gz to "
+              help="Also write every answer's exact fraction as one JSON document (.gz to "
               "compress), as 'ladders solve --output' does.")
 @json_option
 def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,

@@ -79,8 +79,9 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Start a solve that its plan calls out of reach of the engine (more memory "
               "than one machine has; 'ladders plan' shows the figures), instead of refusing it.")
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
-              help="Also write every seat's exact fraction as one JSON document (.gz to "
-              "compress): the board, the players, the seats, the digits, the checks.")
+              help="Also write every answer's exact fraction (a race's seats, a chain's "
+              "answers by name) as one JSON document, the one --json prints (.gz to "
+              "compress): what was asked, the answers, their digits, the checks.")
 @meet_option
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of ever reaching the states labelled LABEL "
