@@ -2,8 +2,10 @@
 
 A race of pieces that never meet (this module); any other chain question is a
 :class:`~ladders.solver.chain_problem.ChainProblem` with the same methods (``name``,
-``system``, ``seats_from_values``, ``named``, the bounds, ``to_json``), and
-:func:`problem_from_json` rebuilds either from a run store's run.json.
+``system``, ``seats_from_values``, ``named``, the bounds, ``heading``, ``to_json``,
+and ``chain`` and ``question``: a race is a chain, its pieces' joint chain asked where
+it ends, built only where asked), and :func:`problem_from_json` rebuilds either from a
+run store's run.json.
 
 ``Problem.build(board, players)`` checks the player count, builds one player's chain
 (:mod:`ladders.solver.games.chain`) and the race's sparse integer system
