@@ -1,6 +1,6 @@
 """The files a solve writes for people and other programs, beside its run store:
-``--output`` (every seat's exact fraction as one JSON document) and ``--table`` (two
-players: every ``P(a, b)`` as JSON lines). Both are gzip-compressed when the name ends
+``--output`` (every answer's exact fraction as one JSON document, a race's or a
+chain's) and ``--table`` (two players: every ``P(a, b)`` as JSON lines). Both are gzip-compressed when the name ends
 in ``.gz`` and written whole or not at all: a local file atomically
 (:mod:`ladders.checkpoints.files`), an object (``s3://bucket/h3.json.gz``) by one PUT.
 """
@@ -8,16 +8,15 @@ in ``.gz`` and written whole or not at all: a local file atomically
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ladders.checkpoints.backend import check_url, open_backend
 from ladders.checkpoints.files import MEMBER_BYTES, check_output_path, gzip_members, write_atomically
 
 if TYPE_CHECKING:
     from ladders.solver.exact import FractionTable
-    from ladders.solver.result import Solution
 
 
 def check_output(target: str) -> None:
@@ -46,39 +45,12 @@ def _write(target: str | Path, payload: bytes) -> None:
     open_backend(folder).replace(name, payload)
 
 
-def write_solution(path: str | Path, solution: Solution) -> None:
-    """Every seat's exact fraction as one JSON document: the board, the players, the
-    engine, the seats (exact, decimal, digits) and the checks. ``ladders plot seats``
-    reads these files."""
-    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    from ladders.solver.games.board import board_to_json
-    data = {"board": board_to_json(solution.problem.board), "players": solution.problem.players,
-            "engine": solution.engine, "seconds": round(solution.seconds, 3),
-            "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50),
-                       "digits": digit_counts(p)} for j, p in enumerate(solution.seats)],
-            "verified": solution.verified}
-    payload = json.dumps(data).encode()
-    if str(path).endswith(".gz"):
-        payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
-    _write(path, payload)
-
-
-def write_chain_answers(path: str | Path, solutions: Sequence[Solution]) -> None:
-    """Every answer of a chain's questions as one JSON document: the chain, each
-    question with its answers (exact ``"p/q"`` or ``"Infinity"``, decimal, digits),
-    engine and checks."""
-    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    chain = solutions[0].problem.chain
-    results = []
-    for sol in solutions:
-        answers = {name: ({"exact": v} if isinstance(v, str) else
-                          {"exact": fraction_to_str(v), "decimal": fraction_to_decimal(v, 50),
-                           "digits": digit_counts(v)}) for name, v in sol.answers.items()}
-        results.append({"question": sol.problem.question.describe(), "answers": answers,
-                        "engine": sol.engine, "seconds": round(sol.seconds, 3),
-                        "verified": sol.verified})
-    payload = json.dumps({"chain": chain.name, "source": solutions[0].problem.source,
-                          "results": results}).encode()
+def write_answers(path: str | Path, document: dict[str, Any]) -> None:
+    """A solve's answers as one JSON document, the one ``--json`` prints
+    (:func:`~ladders.solver.report.answers_document`: a race's board, players and
+    seats, a chain's questions and their answers by name; exact, decimal, digits, the
+    checks), for a race and a chain alike. ``ladders plot seats`` reads a race's."""
+    payload = json.dumps(document).encode()
     if str(path).endswith(".gz"):
         payload = gzip_members(payload[i:i + MEMBER_BYTES] for i in range(0, len(payload), MEMBER_BYTES))
     _write(path, payload)

@@ -19,6 +19,8 @@
    - :mod:`.estimate`    sizes and costs of a race before it is solved (``ladders plan``)
    - :mod:`.calibrate`   the series kernel's unit of cost, measured on this machine
    - :mod:`.result`      :class:`~ladders.solver.result.Solution`, what a solve returns
+   - :mod:`.report`      one document of a solve's answers, a race's or a chain's
+                         (``--json``, ``--output``)
 
 This package never imports dask, zarr or click, so it can run anywhere (a Dask
 worker, a notebook, a test).

@@ -175,6 +175,15 @@ class ChainProblem:
         return (f"{chain.name} ({chain.size:,} states, {chain.nnz:,} transitions{lumped}): "
                 f"{self.question.describe()}")
 
+    def heading(self) -> dict[str, Any]:
+        """What was asked, as a report of its answers opens
+        (:func:`~ladders.solver.report.answers_document`): the chain (before any
+        lumping), its size, its notes and where it was loaded from (None: built in
+        Python, or a long-run question's chain)."""
+        chain = self.original
+        return {"chain": chain.name, "states": chain.size, "transitions": chain.nnz,
+                "notes": list(chain.notes), "source": self.source}
+
     @property
     def every(self) -> bool:
         """Whether the answer is the least or greatest over several start states

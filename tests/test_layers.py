@@ -125,7 +125,7 @@ SOLVER_RANKS: tuple[tuple[str, ...], ...] = (
     ("solver.checks",),  # what trusts no engine: bounds, Monte Carlo, residues
     # problems: a source, a question and its system, its engines and its checks
     ("solver.problem", "solver.chain_problem", "solver.answers", "solver.estimate",
-     "solver.calibrate", "solver.result"),
+     "solver.calibrate", "solver.result", "solver.report"),
 )
 
 

@@ -19,7 +19,7 @@ from ladders.cluster.engines import cross_help
 @click.option("--executor", type=click.Choice(["serial", "dask"]), default=None,
               help="Override the executor the run was started with.")
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
-              help="Also write every seat's exact fraction as one JSON document (.gz to "
+              help="Also write every answer's exact fraction as one JSON document (.gz to "
               "compress), as 'ladders solve --output' does.")
 @json_option
 def resume(store: str, scheduler: str | None, scheduler_file: str | None, workers: int | None,
@@ -61,7 +61,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
         solution = stored_solution(store, started=t_start)
         click.echo(f"{store} is finished already ({solution.details['stored']['seconds']:,.1f} s "
                    "of solving); its stored answer:", err=True)
-        return finish(solution, as_json, output_path=output_path, table_path=table_path)
+        return finish([solution], as_json, output_path=output_path, table_path=table_path)
     given = request.spec
     request = on_recorded_cluster(opened, request)
     recorded = request.spec != given and (executor or opened.run.get("executor")) == "dask"
@@ -79,7 +79,7 @@ def resume(store: str, scheduler: str | None, scheduler_file: str | None, worker
     with interruptible() as stop, task_bar(unit) as bar:
         solution = run_resume(store, request, progress=bar, should_stop=stop, started=t_start,
                               announce=announce)
-    return finish(solution, as_json, output_path=output_path, table_path=table_path,
+    return finish([solution], as_json, output_path=output_path, table_path=table_path,
                   again=request.spec.flags())
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -79,8 +79,9 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Start a solve that its plan calls out of reach of the engine (more memory "
               "than one machine has; 'ladders plan' shows the figures), instead of refusing it.")
 @click.option("--output", "output_path", metavar="FILE|URL", default=None,
-              help="Also write every seat's exact fraction as one JSON document (.gz to "
-              "compress): the board, the players, the seats, the digits, the checks.")
+              help="Also write every answer's exact fraction (a race's seats, a chain's "
+              "answers by name) as one JSON document, the one --json prints (.gz to "
+              "compress): what was asked, the answers, their digits, the checks.")
 @meet_option
 @click.option("--target", metavar="LABEL", default=None,
               help="Chain files: the probability of ever reaching the states labelled LABEL "
@@ -201,7 +202,7 @@ def solve(board: str, rule: str | None, die: int | None, players: int, engine: s
     with interruptible() as stop, task_bar(driver.unit) as bar:
         solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                              started=t_start)
-    return finish(solution, as_json, exact, output_path, table_path, request.spec.flags())
+    return finish([solution], as_json, exact, output_path, table_path, request.spec.flags())
 
 
 #: Seconds of a run (by the engine's cost model) beyond which a solve without
@@ -320,11 +321,12 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
 def solve_chains(problems: list[Any], engine: str | None, request: Any, started: float,
                  as_json: bool, exact: bool, output_path: str | None,
                  refused: tuple[str, ...] = ()) -> int:
-    """Solve each chain question in turn, then print them all (one JSON document with
-    ``--json``) and the properties ``refused`` (each also said on stderr before the
-    solves start); the exit code of the first failure, if any. A refused property does
-    not change the exit code where another is answered (Storm's users read each
-    property's line; a file of which none is answered is refused before, exit 2)."""
+    """Solve each chain question in turn, then print them all through :func:`finish`
+    (one JSON document with ``--json``, the one ``--output`` writes) and the properties
+    ``refused`` (each also said on stderr before the solves start); the exit code of the
+    first failure, if any. A refused property does not change the exit code where
+    another is answered (Storm's users read each property's line; a file of which none
+    is answered is refused before, exit 2)."""
     from ladders.cluster.engines import check_request, choose_engine, get_engine
     from ladders.cluster.runs import solve as run_solve
     # each chain's notes once (a long-run question's chain adds its own)
@@ -350,16 +352,11 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
         with interruptible() as stop, task_bar(driver.unit) as bar:
             solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                                  started=t0)
-        warn_unrecorded(solution)
         solutions.append(solution)
         if solution.interrupted:
-            return report(solution, as_json)
-    if output_path and all(s.passed for s in solutions):
-        from ladders.checkpoints.outputs import write_chain_answers
-        write_chain_answers(output_path, solutions)
-        click.echo(f"output: {sum(len(s.answers) for s in solutions)} answers written to "
-                   f"{output_path}", err=True)
-    return report_chains(solutions, as_json, exact, time.perf_counter() - started, refused)
+            break
+    return finish(solutions, as_json, exact, output_path,
+                  seconds=time.perf_counter() - started, refused=refused)
 
 
 def _decimal(value: Any) -> str:
@@ -369,57 +366,6 @@ def _decimal(value: Any) -> str:
     if "." in text and mpq(text) == value:
         text = text.rstrip("0").rstrip(".")
     return text
-
-
-def report_chains(solutions: list[Solution], as_json: bool, exact: bool, seconds: float,
-                  refused: tuple[str, ...] = ()) -> int:
-    """Print every chain question's answers (exact strings, decimals, the checks), then
-    the properties ``refused``, a line each."""
-    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    chain = solutions[0].problem.original
-    results = []
-    lines = [f"{chain.name}: {chain.size:,} states, {chain.nnz:,} transitions "
-             f"({seconds:.2f} s in all)"]
-    for sol in solutions:
-        problem = sol.problem
-        answers = {}
-        lines.append(f"{problem.question.describe()}  (exact, {sol.engine}, {sol.seconds:.2f} s):")
-        if problem.lumping is not None:
-            lines.append(f"  {problem.lumping.describe()}")
-        width = max(len(name) for name in sol.answers)
-        for name, value in sol.answers.items():
-            if isinstance(value, str):
-                answers[name] = {"exact": value}
-                lines.append(f"  {name:<{width}} = {value}")
-                continue
-            text = fraction_to_str(value)
-            answers[name] = {"exact": text, "decimal": fraction_to_decimal(value, 50),
-                             "digits": digit_counts(value)}
-            shown = text if exact else short(text)
-            lines.append(f"  {name:<{width}} = {_decimal(value)}   ({shown})")
-        result: dict[str, Any] = {"question": problem.question.describe(),
-                                  "kind": problem.question.kind, "answers": answers,
-                                  "engine": sol.engine, "seconds": round(sol.seconds, 3),
-                                  "verified": sol.verified}
-        if problem.lumping is not None:
-            result["lumped"] = problem.lumping.to_json()
-        compared = problem.comparisons(sol.seats)
-        if compared is not None:
-            result["holds"] = compared
-            lines += [f"  {name}: {'true' if ok else 'false'}" for name, ok in compared.items()]
-        results.append(result)
-        lines += [f"  {line}" for line in verification_lines(sol.verified)]
-    lines += [f"refused: {line}" for line in refused]
-    data = {"chain": chain.name, "states": chain.size, "transitions": chain.nnz,
-            "notes": list(chain.notes), "results": results, "seconds": round(seconds, 3),
-            **({"refused": list(refused)} if refused else {})}
-    if not exact and any(len(fraction_to_str(v)) > 80 for s in solutions
-                         for v in s.answers.values() if not isinstance(v, str)):
-        lines.append("(--exact prints every digit)")
-    emit(data, as_json, "\n".join(lines))
-    if not all(s.passed for s in solutions):
-        raise click.ClickException("verification FAILED: the result is not trustworthy")
-    return 0
 
 
 def warn_unrecorded(solution: Solution) -> None:
@@ -436,89 +382,109 @@ def recorded_path(path: str) -> str:
     return path if "://" in path else os.path.abspath(path)
 
 
-def finish(solution: Solution, as_json: bool, exact: bool = False, output_path: str | None = None,
-           table_path: str | None = None, again: str = "") -> int:
-    """Write the files asked for (a verified answer only), then print the result; an
-    interrupted solve prints how to resume (``again``: the options of the cluster it
-    ran on, see :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
-    from ladders.checkpoints.outputs import write_solution, write_table
+def finish(solutions: Sequence[Solution], as_json: bool, exact: bool = False,
+           output_path: str | None = None, table_path: str | None = None, again: str = "",
+           seconds: float | None = None, refused: Sequence[str] = ()) -> int:
+    """Write the files asked for (verified answers only), then print the result, for a
+    race and a chain's questions alike (``solutions``: one problem's, in order; a race
+    has one): the document of :func:`~ladders.solver.report.answers_document` is what
+    ``--json`` prints and ``--output`` writes. An interrupted solve prints how to
+    resume (``again``: the options of the cluster it ran on, see
+    :meth:`~ladders.cluster.connect.ClusterSpec.flags`)."""
+    from ladders.checkpoints.outputs import write_answers, write_table
     from ladders.cluster.errors import EXIT_FAILED
-    warn_unrecorded(solution)
-    if solution.problem.pieces is None and not solution.interrupted:  # a chain question
-        if output_path and solution.passed:
-            from ladders.checkpoints.outputs import write_chain_answers
-            write_chain_answers(output_path, [solution])
-        return report_chains([solution], as_json, exact, solution.seconds)
+    from ladders.solver.report import answers_document
+    for solution in solutions:
+        warn_unrecorded(solution)
+    last = solutions[-1]
+    if last.interrupted:
+        return interrupted(last, as_json, again)
+    data = answers_document(solutions, seconds, refused)
+    passed = all(s.passed for s in solutions)
     target = None
     try:
-        if table_path and solution.table is not None and solution.passed:
+        if table_path and last.table is not None and passed:
             target = table_path
-            write_table(table_path, solution.table)  # before the report: its success is final
-            click.echo(f"table: {len(solution.table):,} values of P(a,b) written to {table_path}",
+            write_table(table_path, last.table)  # before the report: its success is final
+            click.echo(f"table: {len(last.table):,} values of P(a,b) written to {table_path}",
                        err=True)
-        if output_path and solution.passed:
+        if output_path and passed:
             target = output_path
-            write_solution(output_path, solution)
-            click.echo(f"output: {len(solution.seats)} seats' fractions written to {output_path}",
-                       err=True)
+            write_answers(output_path, data)
+            count = sum(len(s.answers) for s in solutions)
+            click.echo(f"output: {count} answers written to {output_path}", err=True)
     except OSError as exc:
         # a full disk, a folder gone: the answer of hours is not lost with the file
-        report(solution, as_json, True, again)
-        kept = (f"it is kept in {solution.store}: write it again with 'ladders resume "
-                f"{solution.store} --output {output_path or 'FILE'}'" if solution.store
+        report(solutions, data, as_json, True)
+        kept = (f"it is kept in {last.store}: write it again with 'ladders resume "
+                f"{last.store} --output {output_path or 'FILE'}'" if last.store
                 else "every digit is printed above")
         click.echo(f"ladders: error: cannot write {target} ({exc.strerror or exc}); the answer "
                    f"is verified and {kept}", err=True)
         return EXIT_FAILED
-    return report(solution, as_json, exact, again)
+    return report(solutions, data, as_json, exact)
 
 
-def report(outcome: Solution, as_json: bool, exact: bool = False, again: str = "") -> int:
-    """Print a solve's result; an interrupted solve prints how to resume (with the
-    cluster options ``again``)."""
+def interrupted(outcome: Solution, as_json: bool, again: str = "") -> int:
+    """Print how to resume an interrupted solve (with the cluster options ``again``)."""
+    from ladders.cluster.engines import get_engine
     from ladders.cluster.errors import EXIT_INTERRUPTED
-    from ladders.solver.exact import digit_counts, fraction_to_decimal, fraction_to_str
-    if outcome.interrupted:
-        if as_json:
-            emit({"interrupted": True, "store": str(outcome.store),
-                  "resume": f"ladders resume {outcome.store}{again}"}, True, "")
-        from ladders.cluster.engines import get_engine
-        plural, single = get_engine(outcome.engine).unit
-        unit = single if outcome.tasks_run == 1 else plural
-        where = (f"the store is consistent. Resume with: ladders resume {outcome.store}{again}"
-                 if outcome.store else "nothing was kept (no --checkpoint)")
-        click.echo(f"interrupted after {outcome.tasks_run} {unit} in this run; {where}", err=True)
-        return EXIT_INTERRUPTED
-    seats = outcome.seats
-    verified = outcome.verified
-    data: dict[str, Any] = {
-        "players": outcome.problem.players,
-        "seats": [{"seat": j + 1, "exact": fraction_to_str(p), "decimal": fraction_to_decimal(p, 50)}
-                  for j, p in enumerate(seats)],
-        "digits": digit_counts(seats[0]),
-        "engine": outcome.engine,
-        "executor": outcome.executor,
-        "seconds": round(outcome.seconds, 3),
-        "startup_seconds": round(outcome.startup_seconds, 3),
-        "verified": verified,
-        "tasks": {"run": outcome.tasks_run, "total": outcome.tasks_total},
-        **({"details": outcome.details} if outcome.details else {}),
-    }
-    if outcome.store is not None:
-        data["store"] = {"path": str(outcome.store), "bytes": outcome.store_bytes,
-                         "tasks_run": outcome.tasks_run, "tasks_total": outcome.tasks_total}
-    dg = data["digits"]
-    lines = [f"{outcome.problem.board.name}, {outcome.problem.players} players "
-             f"(exact, {outcome.engine} engine, {outcome.seconds:.2f} s):"]
-    lines += [f"  seat {s['seat']}: {s['decimal']}" for s in data["seats"]]
-    lines.append(f"seat 1 exactly: a fraction of {dg['numerator']:,} digits over {dg['denominator']:,}")
-    if exact:
-        lines += [f"seat {s['seat']} = {s['exact']}" for s in data["seats"]]
-    else:
-        lines.append(f"seat 1 = {short(data['seats'][0]['exact'])}   (--exact prints every digit)")
-    lines += ["verified:"] + [f"  {line}" for line in verification_lines(verified)]
+    if as_json:
+        emit({"interrupted": True, "store": str(outcome.store),
+              "resume": f"ladders resume {outcome.store}{again}"}, True, "")
+    plural, single = get_engine(outcome.engine).unit
+    unit = single if outcome.tasks_run == 1 else plural
+    where = (f"the store is consistent. Resume with: ladders resume {outcome.store}{again}"
+             if outcome.store else "nothing was kept (no --checkpoint)")
+    click.echo(f"interrupted after {outcome.tasks_run} {unit} in this run; {where}", err=True)
+    return EXIT_INTERRUPTED
+
+
+def report(solutions: Sequence[Solution], data: dict[str, Any], as_json: bool,
+           exact: bool = False) -> int:
+    """Print ``data`` (the document of ``solutions``): one JSON document with
+    ``--json``, else the answers by name for people (a race: its seats; a chain: each
+    question's answers), every digit with ``exact``, and every check that ran."""
+    from ladders.solver.exact import fraction_to_str
+    if "seats" in data:  # a race's seats
+        sol = solutions[0]
+        dg = data["digits"]
+        lines = [f"{data['board']['name']}, {data['players']} players "
+                 f"(exact, {sol.engine} engine, {sol.seconds:.2f} s):"]
+        lines += [f"  seat {s['seat']}: {s['decimal']}" for s in data["seats"]]
+        lines.append(f"seat 1 exactly: a fraction of {dg['numerator']:,} digits over "
+                     f"{dg['denominator']:,}")
+        if exact:
+            lines += [f"seat {s['seat']} = {s['exact']}" for s in data["seats"]]
+        else:
+            lines.append(f"seat 1 = {short(data['seats'][0]['exact'])}   "
+                         "(--exact prints every digit)")
+        lines += ["verified:"] + [f"  {line}" for line in verification_lines(sol.verified)]
+    else:  # a chain's questions
+        lines = [f"{data['chain']}: {data['states']:,} states, {data['transitions']:,} "
+                 f"transitions ({data['seconds']:.2f} s in all)"]
+        for sol, result in zip(solutions, data["results"]):
+            problem = sol.problem
+            lines.append(f"{result['question']}  (exact, {sol.engine}, {sol.seconds:.2f} s):")
+            if problem.lumping is not None:
+                lines.append(f"  {problem.lumping.describe()}")
+            width = max(len(name) for name in sol.answers)
+            for name, value in sol.answers.items():
+                if isinstance(value, str):
+                    lines.append(f"  {name:<{width}} = {value}")
+                    continue
+                text = result["answers"][name]["exact"]
+                lines.append(f"  {name:<{width}} = {_decimal(value)}   "
+                             f"({text if exact else short(text)})")
+            lines += [f"  {name}: {'true' if ok else 'false'}"
+                      for name, ok in result.get("holds", {}).items()]
+            lines += [f"  {line}" for line in verification_lines(sol.verified)]
+        lines += [f"refused: {line}" for line in data.get("refused", ())]
+        if not exact and any(len(fraction_to_str(v)) > 80 for s in solutions
+                             for v in s.answers.values() if not isinstance(v, str)):
+            lines.append("(--exact prints every digit)")
     emit(data, as_json, "\n".join(lines))
-    if not verified["passed"]:
+    if not all(s.verified["passed"] for s in solutions):
         raise click.ClickException("verification FAILED: the result is not trustworthy")
     return 0
 

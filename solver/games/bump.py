@@ -69,15 +69,22 @@ def bump_chain(board: Board, players: int) -> Chain:
     the start every piece on the start square with seat 1 to move; only the states
     reachable from it. ``ValueError`` for a player count outside 1..6 or a chain over
     :data:`~ladders.solver.chains.model.MAX_STATES` states."""
+    return joint_chain(board, players, bump=True)
+
+
+def joint_chain(board: Board, players: int, bump: bool) -> Chain:
+    """The joint chain of ``players`` pieces on ``board``, as :func:`bump_chain` says,
+    with the bump (``bump``) or without: pieces that never meet, the race's joint chain
+    (:func:`ladders.solver.games.race.race_chain`)."""
     if not 1 <= players <= MAX_PLAYERS:
-        raise ValueError(f"a race under the bump rule has 1 to {MAX_PLAYERS} players, "
-                         f"got {players}")
+        raise ValueError(f"a race {'under the bump rule ' if bump else ''}has 1 to "
+                         f"{MAX_PLAYERS} players, got {players}")
     one = build_chain(board)
     n, k = len(one.states), players
     if n ** k * k > MAX_STATES:
         raise ValueError(f"{k} players on {n} squares: up to {n ** k * k:,} states "
                          f"({n}^{k} x {k}), more than the {MAX_STATES:,} a chain may have")
-    moves = _MoveTable.of(one)
+    moves = _MoveTable.of(one, bump)
     codes = _reachable(moves, k)
     return _assemble(board, one, moves, k, codes)
 
@@ -86,16 +93,18 @@ def bump_chain(board: Board, players: int) -> Chain:
 class _MoveTable:
     """One piece's moves as arrays: ``targets[i, c]`` the c-th square index reached from
     index i (-1 past the last), ``counts[i, c]`` its faces ``C``, ``finish[i] = e``;
-    ``squares`` = n, ``start`` the index of ``s0``."""
+    ``squares`` = n, ``start`` the index of ``s0``; ``bump``: whether a piece landing
+    on others sends them back (else they never meet)."""
 
     targets: np.ndarray
     counts: np.ndarray
     finish: np.ndarray
     squares: int
     start: int
+    bump: bool = True
 
     @classmethod
-    def of(cls, one: AbsorbingChain) -> _MoveTable:
+    def of(cls, one: AbsorbingChain, bump: bool = True) -> _MoveTable:
         n = len(one.states)
         width = max(1, max(len(row) for row in one.moves))
         targets = np.full((n, width), -1, dtype=np.int64)
@@ -103,7 +112,8 @@ class _MoveTable:
         for i, row in enumerate(one.moves):
             for c, (j, count) in enumerate(row):
                 targets[i, c], counts[i, c] = j, count
-        return cls(targets, counts, np.array(one.finish, dtype=np.int64), n, one.start_index)
+        return cls(targets, counts, np.array(one.finish, dtype=np.int64), n, one.start_index,
+                   bump)
 
     def successors(self, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each code (rows) and each of its mover's targets (columns): the next
@@ -116,7 +126,8 @@ class _MoveTable:
         # the bump: the others on the landing square go back to the start (nothing
         # happens on the start square), then the view turns to the next mover
         others = np.repeat(view[:, None, 1:], land.shape[1], axis=1)  # (codes, width, k-1)
-        others[(others == land[:, :, None]) & (land[:, :, None] != s0)] = s0
+        if self.bump:
+            others[(others == land[:, :, None]) & (land[:, :, None] != s0)] = s0
         out = np.zeros(land.shape, dtype=np.int64)
         for j in range(k - 1):
             out = out * n + others[:, :, j]
@@ -197,10 +208,11 @@ def _assemble(board: Board, one: AbsorbingChain, moves: _MoveTable, k: int,
     numerators = np.concatenate([(nums // g[:, None])[keep], np.ones(len(winners), dtype=np.int64)])
     denominators = np.concatenate([board.die // g, np.ones(len(winners), dtype=np.int64)])
     if not np.array_equal(np.add.reduceat(numerators, indptr[:-1]), denominators):
-        raise AssertionError("a row of the bump chain does not sum to 1")
+        raise AssertionError("a row of the joint chain does not sum to 1")
     names = _state_names(one, codes, k) + [f"seat {j + 1} wins" for j in winners.tolist()]
     start = int(np.searchsorted(codes, _start_code(moves, k)))
-    return Chain(name=f"{board.name}: {k} player{'s' if k > 1 else ''}, bump rule",
+    rule = "bump rule" if moves.bump else "pieces that never meet"
+    return Chain(name=f"{board.name}: {k} player{'s' if k > 1 else ''}, {rule}",
                  states=tuple(names), indptr=indptr, indices=indices, numerators=numerators,
                  denominators=denominators, start=((start, mpq(1)),),
                  labels={f"seat {j + 1} wins": np.array([m + c], dtype=np.int64)

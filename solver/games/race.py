@@ -1,7 +1,9 @@
-"""k-player races as sparse integer systems (an engine solves them).
+"""k-player races as sparse integer systems (an engine solves them), and as a chain.
 
 Players do not interact, so a race is built from one player's chain (:mod:`ladders.solver.games.chain`).
-Two formulations:
+A race is a chain (:func:`race_chain`: the joint chain of its pieces, ``n^k k`` states,
+absorbing in ``seat j wins``); its own systems below are smaller, and the series engine
+and the race bounds need only the one piece's chain. Three formulations:
 
 ``turn`` (two players; the published one). Unknown ``P(a, b)``: the player to move, on
 a, wins against the opponent on b. One throw gives
@@ -35,8 +37,10 @@ import math
 
 import numpy as np
 
-from ladders.solver.games.chain import AbsorbingChain
+from ladders.solver.chains.model import Chain
 from ladders.solver.exact import mpq
+from ladders.solver.games.board import Board
+from ladders.solver.games.chain import AbsorbingChain
 from ladders.solver.system import LinearSystem
 
 FORMULATIONS = ("turn", "round", "sym")
@@ -46,6 +50,18 @@ def race_unknowns(states: int, players: int) -> int:
     """Unknowns of the race system in its default formulation (``turn`` for two
     players, n^2; ``sym`` for more, C(n + k - 1, k)), known without building it."""
     return states * states if players == 2 else math.comb(states + players - 1, players)
+
+
+def race_chain(board: Board, players: int) -> Chain:
+    """The race of ``players`` pieces that never meet on ``board`` as one chain: the
+    joint chain of :func:`~ladders.solver.games.bump.joint_chain` without the bump,
+    whose probability of ending in ``seat j wins`` is seat j's chance, the same
+    fraction as the race's systems give. A pieces-that-meet rule changes only the move
+    (:data:`~ladders.solver.games.MEETS`). Its ``n^k k`` states are for the engines and
+    checks that take a chain; the race's systems solve the same seats with ``n^2`` and
+    ``C(n + k - 1, k)`` unknowns."""
+    from ladders.solver.games.bump import joint_chain
+    return joint_chain(board, players, bump=False)
 
 
 def race_system(chain: AbsorbingChain, players: int, formulation: str | None = None) -> LinearSystem:

@@ -65,7 +65,7 @@ def reference() -> list[str]:
     from ladders.solver.exact import fraction_to_str
     from ladders.solver.engines.series import race_exact
     ex = EXAMPLES["tiny10-3"]
-    return [fraction_to_str(s) for s in race_exact(Problem.build(ex.board, 3).chain, 3).seats]
+    return [fraction_to_str(s) for s in race_exact(Problem.build(ex.board, 3).piece, 3).seats]
 
 
 def ladders(env: dict[str, str], *args: str, cwd: str | None = None,

@@ -333,4 +333,4 @@ def test_bounds_from_a_forked_child_equal_those_made_here() -> None:
     checks.join(120)
     digits, budget = engine.bounds_digits(problem)
     assert checks.error is None and checks.seconds["bounds"] > 0
-    assert checks.bounds == bounds_within(problem.chain, 3, digits, budget, False)
+    assert checks.bounds == bounds_within(problem.piece, 3, digits, budget, False)

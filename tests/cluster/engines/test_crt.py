@@ -49,7 +49,7 @@ def test_crt_table_is_every_unknown(tmp_path) -> None:
 
 
 def test_residues_and_remainders() -> None:
-    system = race_system(Problem.build(EXAMPLES["tiny10-2"].board, 2).chain, 2)
+    system = race_system(Problem.build(EXAMPLES["tiny10-2"].board, 2).piece, 2)
     order = pivot_order(system, "labels")
     primes = prime_sequence(3, 4)
     assert len(set(primes)) == 4 and primes == sorted(primes, reverse=True)

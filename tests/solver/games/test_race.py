@@ -76,3 +76,34 @@ def test_symmetric_form_matches_the_oracle_for_many_players(data: st.DataObject)
     seats = seats_from_values(race_system(build_chain(board), players, "sym"), players,
                               solve_dixon(race_system(build_chain(board), players, "sym"), seed=0).values)
     assert seats == oracle_seats(board, players)
+
+
+@pytest.mark.parametrize("name", ["tiny10-2", "tiny10-3", "bounce12-2", "pass15-2", "d3-4"])
+def test_a_race_is_a_chain(name: str) -> None:
+    """The race's joint chain (issue 53: a race is a chain) ends in ``seat j wins``
+    with seat j's chance, the same fraction (==) as the race's own system; its moves
+    are the bump chain's without the bump."""
+    from ladders.solver.chain_problem import ChainProblem
+    from ladders.solver.chains.questions import Question
+    from ladders.solver.games.race import race_chain
+    ex = EXAMPLES[name]
+    chain = race_chain(ex.board, ex.players)
+    problem = ChainProblem(chain, Question())
+    values = solve_dixon(problem.system).values
+    answers = problem.named([mpq(v) for v in values])
+    seats = solve_race(build_chain(ex.board), ex.players).seats
+    assert [answers.get(f"seat {j + 1} wins", mpq(0)) for j in range(ex.players)] == seats
+    assert chain.name.endswith("pieces that never meet") and chain.size > len(seats)
+
+
+def test_a_race_problem_offers_its_chain_and_question() -> None:
+    """A race problem offers what a chain question has, a :class:`Chain` and a
+    :class:`Question` (the joint chain, where it ends), built only when asked, beside
+    its one piece's chain (``pieces``) that the series engine and the race bounds take."""
+    from ladders.solver.chains.model import Chain
+    from ladders.solver.chains.questions import Question
+    from ladders.solver.problem import Problem
+    problem = Problem.build(EXAMPLES["tiny10-3"].board, 3)
+    assert "chain" not in vars(problem)  # not built with the problem
+    assert problem.pieces is problem.piece and problem.question == Question()
+    assert isinstance(problem.chain, Chain) and problem.chain.size == 887
