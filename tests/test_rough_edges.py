@@ -306,3 +306,60 @@ def test_a_full_disk_during_the_run_says_how_to_resume(tmp_path: Path) -> None:
     resumed = cli("resume", str(store), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "1704323819/4513363344" in resumed.stdout
+
+
+def test_a_long_chain_solve_says_its_plan_first() -> None:
+    """A bump race of 1.5 million states went into days of the modular engine's work
+    without a word of how long (issue 55, item 4): a chain solve whose plan is past
+    LONG_RUN says the plan's time before it starts, as a long race does; a short one
+    says nothing more."""
+    from ladders.cluster.commands.solve import chain_forecast
+    from ladders.cluster.engines import get_engine
+    from ladders.solver.chain_problem import ChainProblem
+    from ladders.solver.chains.questions import Question
+
+    def ring(n: int) -> ChainProblem:  # n states in a cycle, left at its last one
+        rows = [{i + 1: mpq(1)} for i in range(n - 1)] + [{0: mpq(1, 2), n: mpq(1, 2)}, {n: 1}]
+        chain = chain_from_rows("ring", [str(i) for i in range(n + 1)], rows,
+                                labels={"out": [n]})
+        return ChainProblem(chain, Question("reach", "out"))
+    modular = get_engine("modular")
+    line = chain_forecast(ring(40_000), modular)  # 4e-7 s x 40,000^2 unknowns
+    assert line is not None and line.startswith("the plan: about 10.7 min in this process")
+    assert chain_forecast(ring(1_000), modular) is None
+
+
+# ---------------------------------------------------------------- the closing probe
+def test_a_file_given_for_a_store_is_not_called_a_damaged_store(tmp_path: Path) -> None:
+    """'ladders verify ruin.toml' (a chain file for the store's folder) said the store
+    was damaged and advised deleting ruin.toml."""
+    chain = write(tmp_path / "ruin.toml", (Path(__file__).parents[1] / "docs" / "examples"
+                                           / "ruin.toml").read_text())
+    for command in ("verify", "resume", "status"):
+        line = refused(cli(command, str(chain)), "is a file, not a run store", "--checkpoint DIR")
+        assert "delete" not in line and "damaged" not in line, line
+    assert chain.exists()
+
+
+def test_integers_beyond_64_bits_are_refused(tmp_path: Path) -> None:
+    """A range or a constant past 64-bit integers ended in 'exact arithmetic failed:
+    Python int too large to convert to C long' (exit 1) in the build."""
+    model = write(tmp_path / "big.prism", "dtmc\nconst int N;\nmodule m\n  x : [0..N] init 0;\n"
+                  "  [] x < 3 -> 1/2 : (x'=x+1) + 1/2 : (x'=0);\n  [] x >= 3 -> true;\n"
+                  'endmodule\nlabel "top" = x * N > 5;\n')
+    huge = str(10 ** 23)
+    refused(cli("solve", str(model), "--target", "top", "--constants", f"N={huge}"),
+            "big.prism:4:3: the range [0..", "of 'x' is beyond the 64-bit integers")
+    write(model, model.read_text().replace("x : [0..N]", "x : [0..3]"))
+    refused(cli("solve", str(model), "--target", "top", "--constants", f"N={huge}"),
+            "big.prism: a value beyond the 64-bit integers", "integer constants within")
+    done = cli("solve", str(model), "--target", "top", "--constants", "N=3", "--json")
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_empty_target_or_properties_file_name_is_refused(tmp_path: Path) -> None:
+    """--target '' answered where the chain ends instead, in silence."""
+    chain = str(Path(__file__).parents[1] / "docs" / "examples" / "ruin.toml")
+    for command in (("solve",), ("plan",), ("simulate", "--games", "10")):
+        refused(cli(*command, chain, "--target", ""), "--target is empty; give a label's name")
+    refused(cli("solve", chain, "--properties", " "), "--properties is empty")
