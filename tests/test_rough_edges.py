@@ -418,3 +418,13 @@ def test_crowds_is_built_as_storm_builds_it_and_the_benchmarks_say_whose_count()
     assert ours.size == storms.size == 1198 and ours.nnz == storms.nnz
     text = " ".join((Path(__file__).parents[1] / "docs" / "benchmarks.md").read_text().split())
     assert "both give 1,198 states for crowds 3-5 (1,145 here)" in text
+
+
+def test_an_unparsable_property_is_named_by_its_line(tmp_path: Path) -> None:
+    """One unparsable property printed the whole properties file on one line (issue 55,
+    item 13): the message names its line and column, and quotes none of the others."""
+    props = write(tmp_path / "bad.props", '"a": P=? [ F "done" ];\n\n"b": P=? [ F "done" &&& ];\n'
+                  '"c": P=? [ F "one" ];\n')
+    line = refused(cli("solve", str(FIXTURES / "die.prism"), "--properties", str(props)),
+                   "bad.props:3:22: expected an expression, found '&'")
+    assert '"a"' not in line and '"one"' not in line, line
