@@ -352,7 +352,8 @@ def test_integers_beyond_64_bits_are_refused(tmp_path: Path) -> None:
             "big.prism:4:3: the range [0..", "of 'x' is beyond the 64-bit integers")
     write(model, model.read_text().replace("x : [0..N]", "x : [0..3]"))
     refused(cli("solve", str(model), "--target", "top", "--constants", f"N={huge}"),
-            "big.prism: a value beyond the 64-bit integers", "integer constants within")
+            "big.prism: the integer 100,000,000,000,000,000,000,000 is beyond the 64-bit "
+            "integers ladders builds with")
     done = cli("solve", str(model), "--target", "top", "--constants", "N=3", "--json")
     assert done.returncode == 0, done.stderr
 
@@ -428,3 +429,20 @@ def test_an_unparsable_property_is_named_by_its_line(tmp_path: Path) -> None:
     line = refused(cli("solve", str(FIXTURES / "die.prism"), "--properties", str(props)),
                    "bad.props:3:22: expected an expression, found '&'")
     assert '"a"' not in line and '"one"' not in line, line
+
+
+def test_integer_arithmetic_that_would_wrap_around_is_refused(tmp_path: Path) -> None:
+    """``x*N*N`` with N = 2^40 wrapped around in the build's int64 arithmetic: the label
+    held nowhere, and the answer was 0, verified, where Storm's build gives 1. An
+    expression whose bounds over the variables' ranges pass 64-bit integers is refused
+    before the build; within them, the answer is Storm's."""
+    model = write(tmp_path / "wrap.prism", "dtmc\nconst int N;\nmodule m\n  x : [0..3] init 0;\n"
+                  "  [] x < 3 -> 1/2 : (x'=x+1) + 1/2 : (x'=0);\n  [] x = 3 -> true;\n"
+                  'endmodule\nlabel "top" = (x > 1 ? x * N * N : 0) > 5;\n')
+    refused(cli("solve", str(model), "--target", "top", "--constants", f"N={2 ** 40}"),
+            "wrap.prism: ((x * 1099511627776) * 1099511627776) can reach "
+            "3,626,777,458,843,887,524,118,528 over the variables' ranges, which is beyond",
+            "--builder storm")
+    done = cli("solve", str(model), "--target", "top", "--constants", f"N={2 ** 20}", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["answers"]['P=? [F "top"]']["exact"] == "1"
