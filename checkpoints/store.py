@@ -189,6 +189,10 @@ class RunStore:
                                  "--checkpoint: it starts over here") from None
             raise StoreError(f"{backend.url}: no run store here (no run.json); start one with "
                              "'ladders solve BOARD --checkpoint DIR'") from None
+        except NotADirectoryError:  # a model or a result file given for the store's folder
+            raise StoreError(f"{backend.url} is a file, not a run store (the folder that "
+                             "'ladders solve BOARD --checkpoint DIR' makes); give that "
+                             "folder") from None
         except OSError as exc:
             raise StoreError(f"{backend.url}: run.json is unreadable ({exc}); "
                              f"{damaged_store(backend.url)}") from exc

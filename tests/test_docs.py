@@ -226,6 +226,19 @@ def test_a_file_of_the_docs_loads(block: Block, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- the help
+def test_the_help_says_early_what_it_answers_and_the_docs_every_picture() -> None:
+    """``ladders --help`` spoke only of boards; the README and the guide left out a
+    kind of picture that ``plot --help`` offers (issue 55, item 7)."""
+    from ladders.cluster.cli import cli
+    head = " ".join(CliRunner().invoke(cli, ["--help"]).output.split("Options:")[0].split())
+    for words in ("any absorbing Markov chain", "PRISM", "JANI", ".tra"):
+        assert words in head, head
+    readme, guide = (ROOT / "README.md").read_text(), (ROOT / "docs" / "guide.md").read_text()
+    kinds = next(p for p in cli.commands["plot"].params if p.name == "kind").type.choices
+    for kind in kinds:
+        assert f"`{kind}`" in readme and f"ladders plot {kind}" in guide, kind
+
+
 def test_verify_help_names_the_engine_each_run_is_compared_with() -> None:
     """``ladders verify --help`` says, for each engine that has a cross-check, the engine
     that :meth:`Engine.cross_for` gives for a race and for any other chain question."""

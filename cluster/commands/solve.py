@@ -226,6 +226,21 @@ def unkept(driver: Engine, problem: Any, request: SolveRequest,
             "give --checkpoint DIR to make it resumable ('ladders resume DIR')")
 
 
+def chain_forecast(problem: Any, driver: Engine) -> str | None:
+    """What a long chain solve says before it starts, as a long race does
+    (:meth:`~ladders.cluster.engines.Engine.forecast`): the plan's time for ``driver``
+    from the chain engines' cost model (:func:`~ladders.solver.estimate.chain_seconds`)
+    where it is beyond :data:`LONG_RUN`; None for a shorter one or one the model does
+    not cover. A bump race of 1.5 million states went into days of work without it."""
+    from ladders.cluster.engines import human_seconds
+    from ladders.solver.estimate import chain_seconds
+    seconds = chain_seconds(problem, driver.name)
+    if seconds is None or seconds <= LONG_RUN:
+        return None
+    return (f"the plan: about {human_seconds(seconds)} in this process (the chain engines' cost "
+            "model: a rough fit; 'ladders plan' gives every engine's figures)")
+
+
 solve.epilog = EPILOG_BOARD + " " + epilog_chains()
 
 
@@ -269,6 +284,10 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.questions import Question
+    for flag, value, what in (("--target", target, "a label's name, e.g. --target goal"),
+                              ("--properties", properties, "a properties file")):
+        if value is not None and not value.strip():  # '' asked the default question
+            raise click.UsageError(f"{flag} is empty; give {what}")
     if format_of(board) is None:
         if target or properties or constants or builder or max_states:
             given = [f for f, v in (("--target", target), ("--properties", properties),
@@ -349,6 +368,9 @@ def solve_chains(problems: list[Any], engine: str | None, request: Any, started:
         why = driver.why(problem)
         click.echo(f"solving {problem.describe()}: {problem.unknowns:,} unknowns "
                    f"({driver.name} engine{': ' + why if why else ''})", err=True)
+        forecast = chain_forecast(problem, driver)
+        if forecast is not None:
+            click.echo(forecast, err=True)
         with interruptible() as stop, task_bar(driver.unit) as bar:
             solution = run_solve(problem, driver.name, request, progress=bar, should_stop=stop,
                                  started=t0)

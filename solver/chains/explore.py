@@ -288,6 +288,8 @@ class Explorer:
     def __init__(self, program: Program, max_states: int = MAX_STATES) -> None:
         self.program = program
         self.layout = Layout(program.variables)
+        #: each expression node's bounds (:meth:`bounds`), the node kept with its id
+        self._bounds: dict[int, tuple[Expr, tuple[int, int] | None]] = {}
         self.values = Values()
         self.cache: dict[int, dict[int, object]] = {}
         self.max_states = max_states
@@ -333,6 +335,8 @@ class Explorer:
                 constant = self.values.id(u.probability.value) \
                     if u.probability.op == "const" and u.probability.type != "bool" else None
                 plans[-1].append(_UpdatePlan(u.probability, fixed, tuple(dynamic), constant))
+        for e in [c.guard for c in program.commands] + [e for part in computed for e in part]:
+            self.bounds(e)
         guards, *updates = vector_functions(
             [[c.guard for c in program.commands]] + computed, self.layout.position)
         self._guards = guards
@@ -345,8 +349,65 @@ class Explorer:
         found = self._code.get(key)
         if found is None:
             # the expressions are kept with their function: their ids stay theirs
+            for e in exprs:
+                self.bounds(e)
             found = self._code[key] = (exprs, vector_functions([exprs], self.layout.position)[0])
         return found[1]
+
+    def bounds(self, e: Expr) -> tuple[int, int] | None:
+        """The least and greatest value the integer expression ``e`` can take over the
+        variables' ranges (None: a Boolean, or one evaluated exactly, not in int64). The
+        vector code evaluates integer arithmetic in NumPy's int64, which wraps around in
+        silence (``x*N*N`` with ``N = 2^40`` gave 0 where Storm's build gives 2^80):
+        an expression whose bounds, or any of its operands', pass 64-bit integers is a
+        :class:`ChainError` before any of it runs. Memoized by node."""
+        memo = self._bounds
+        if id(e) in memo:
+            return memo[id(e)][1]
+        found = [self.bounds(a) for a in e.args]
+        out: tuple[int, int] | None = None
+        if e.type == "int" and e.integral:
+            op = e.op
+            if op == "const":
+                out = (int(e.value), int(e.value))  # type: ignore[call-overload]
+            elif op == "var":
+                v = self.layout.variables[self.layout.position[e.value]]  # type: ignore[index]
+                out = (v.low, v.high)
+            elif op == "ite" and found[1] is not None and found[2] is not None:
+                out = (min(found[1][0], found[2][0]), max(found[1][1], found[2][1]))
+            elif all(b is not None for b in found):
+                bs: list[tuple[int, int]] = found  # type: ignore[assignment]
+                if op == "+":
+                    out = (bs[0][0] + bs[1][0], bs[0][1] + bs[1][1])
+                elif op == "-":
+                    out = (bs[0][0] - bs[1][1], bs[0][1] - bs[1][0])
+                elif op == "*":
+                    corners = [a * b for a in bs[0] for b in bs[1]]
+                    out = (min(corners), max(corners))
+                elif op == "neg":
+                    out = (-bs[0][1], -bs[0][0])
+                elif op in ("min", "max"):
+                    pick = min if op == "min" else max
+                    out = (pick(b[0] for b in bs), pick(b[1] for b in bs))
+                elif op in ("floor", "ceil"):
+                    out = bs[0]
+                elif op == "mod":
+                    m = max(abs(bs[1][0]), abs(bs[1][1]))
+                    out = (-m, m)
+                elif op == "pow":
+                    base = max(abs(bs[0][0]), abs(bs[0][1]))
+                    top = max(bs[1][1], 0)
+                    big = base ** top if base <= 1 or top < 64 else 1 << 64
+                    out = (-big, big)
+            if out is not None and not (-(1 << 63) <= out[0] and out[1] < 1 << 63):
+                what = (f"the integer {e.value:,} is" if op == "const" else f"{show(e)} can reach "
+                        f"{out[0] if out[0] < -(1 << 63) else out[1]:,} over the variables' "
+                        "ranges, which is")
+                raise ChainError(f"{self.program.source}: {what} beyond the 64-bit integers "
+                                 "ladders builds with (it would wrap around); narrow the ranges "
+                                 "or the constants, or build it with --builder storm")
+        memo[id(e)] = (e, out)
+        return out
 
     # ------------------------------------------------------------------ start
     def initial_states(self) -> np.ndarray:

@@ -32,6 +32,21 @@ ARITHMETIC = ("+", "-", "*")
 LOGICAL = ("&", "|", "=>", "<=>")
 FUNCTIONS = ("min", "max", "floor", "ceil", "mod", "pow")
 
+#: An integer variable's bounds lie strictly within +-INT_BOUND: the build packs its
+#: values into 64-bit words and evaluates them as 64-bit integers
+#: (:mod:`~ladders.solver.chains.explore`), so a value and the difference of two fit.
+INT_BOUND = 1 << 62
+
+
+def too_wide(name: str, low: int, high: int) -> str | None:
+    """Why the integer range ``[low..high]`` of variable ``name`` cannot be built (beyond
+    :data:`INT_BOUND`: before, an ``OverflowError`` in the build, reported as failed
+    arithmetic), or None."""
+    if -INT_BOUND < low and high < INT_BOUND:
+        return None
+    return (f"the range [{low}..{high}] of {name!r} is beyond the 64-bit integers ladders "
+            f"builds with; keep its bounds within +-{INT_BOUND - 1:,}")
+
 
 class ExprError(ValueError):
     """An expression that has no exact value here (a division by zero, an irrational

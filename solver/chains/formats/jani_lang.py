@@ -50,7 +50,7 @@ from ladders.solver.chains.model import ChainError, parse_exact
 from ladders.solver.exact import mpq
 from ladders.solver.chains.symbolic import (
     Command, Expr, ExprError, Program, RewardItem, Update, Variable, const, label, make,
-    show, variable,
+    show, too_wide, variable,
 )
 
 #: JANI's operators with two operands, by the name ``symbolic.make`` knows them.
@@ -295,6 +295,8 @@ class _Reader:
             if low > high:
                 raise self.fail(here + ("type",), f"the variable {name!r} has the empty range "
                                                   f"[{low}..{high}]")
+            if (wide := too_wide(name, low, high)) is not None:
+                raise self.fail(here + ("type",), wide)
             start = low if init is None else self._integer(init, here + ("initial-value",),
                                                            "an initial value")
             if not low <= start <= high:

@@ -147,8 +147,14 @@ def load(path: str, constants: str | None = None, properties: str | None = None,
     limit = MAX_STATES if max_states is None else _positive(path, max_states)
     if builder != "storm":
         from ladders.solver.chains.formats import prism_native
-        return prism_native.load(path, constants, properties, _filter_over, UNNAMED_REWARD,
-                                 limit, progress)
+        from ladders.solver.chains.symbolic import INT_BOUND
+        try:
+            return prism_native.load(path, constants, properties, _filter_over,
+                                     UNNAMED_REWARD, limit, progress)
+        except OverflowError as exc:  # a constant no 64-bit integer holds, met in the build
+            raise ChainError(f"{path}: a value beyond the 64-bit integers ladders builds with "
+                             f"({exc}); keep the integer constants within "
+                             f"+-{INT_BOUND - 1:,}") from None
     if max_states is not None:
         raise ChainError(f"{path}: --max-states is for the models ladders builds; Storm's "
                          "build has no limit to raise (leave out --builder storm)")

@@ -33,7 +33,7 @@ from pathlib import Path
 from ladders.solver.chains.model import ChainError, parse_exact
 from ladders.solver.chains.symbolic import (
     Command, Expr, ExprError, Program, RewardItem, Update, Variable, const, label,
-    make, variable,
+    make, too_wide, variable,
 )
 from ladders.solver.exact import mpq
 
@@ -742,6 +742,8 @@ def _program(path: str, written: _Written, scope: Scope) -> Program:
             high = scope.value(hi, f"the upper bound of {tok.text!r}")
             if low > high:
                 raise ChainError(f"{at}: the range [{low}..{high}] of {tok.text!r} is empty")
+            if (wide := too_wide(tok.text, low, high)) is not None:
+                raise ChainError(f"{at}: {wide}")
             start = low if init is None else scope.value(init, f"the initial value of {tok.text!r}")
             if not low <= start <= high:
                 raise ChainError(f"{at}: the initial value {start} of {tok.text!r} is outside "
