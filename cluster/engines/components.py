@@ -35,8 +35,15 @@ def wanted_unknowns(problem: Problem) -> list[int]:
     system = problem.system
     wanted = [system.target]
     if problem.every:
-        pos = {state: k for k, (state,) in enumerate(system.labels)}
-        wanted += sorted({pos[i] for i, _ in problem.chain.start if i in pos} - {system.target})
+        # unknown k is state plan.unknowns[k] (increasing): found by bisection, not by a
+        # table of every unknown
+        import numpy as np
+        states = problem.plan.unknowns
+        starts = np.array([i for i, _ in problem.chain.start], dtype=np.int64)
+        at = np.searchsorted(states, starts)
+        found = at < len(states)
+        found[found] = states[at[found]] == starts[found]
+        wanted += sorted(set(at[found].tolist()) - {system.target})
     return wanted
 
 
