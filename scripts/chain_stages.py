@@ -91,6 +91,11 @@ def main() -> None:
     chain = loaded.chain
     stage("build", t0)
     kept: dict[str, float] = {"chain arrays": held_mb(chain)}
+    t0 = time.perf_counter()
+    from ladders.solver.chains.components import reach
+    reach(np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.bool_),
+          np.zeros(1, dtype=np.bool_))
+    stage("numba: import, first cached kernel", t0)
     results = []
     for question in loaded.questions:
         problem = ChainProblem(chain, question, loaded.source)

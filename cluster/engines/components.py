@@ -69,6 +69,9 @@ class ComponentsEngine(Engine):
                "in this process (Storm's topological solver); chain questions")
     takes = frozenset({"seed"})
     unit = ("components", "solve")
+    #: the solve is compiled and lets the interpreter go: the bounds (compiled too, in
+    #: topological order) are computed beside it, on the other core
+    checks_beside = True
 
     def preference(self, problem: Problem) -> float | None:
         """First for a chain question whose components are small (a model checker's
