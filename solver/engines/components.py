@@ -15,7 +15,7 @@ that every unknown is met after those it depends on, and modulo each prime ``p``
   by Montgomery's trick (three products each, one inversion a prime);
 - a component of k > 1 states: its k x k block, the right-hand side less the terms of
   the components solved before, by Gauss-Jordan elimination mod p (``k^3`` products;
-  the engine declines chains whose blocks make that large: :data:`DENSE_WORK`).
+  the engine declines chains whose blocks make that large: :func:`fits`).
 
 Primes lie in ``(2^29, 2^30)``: a residue times a residue is below ``2^60``, so three
 products and a residue add up below ``2^62`` before one reduction, which takes a
@@ -57,9 +57,17 @@ PRIME_LOW, PRIME_HIGH = 1 << 29, 1 << 30
 #: Most products of the dense solves of the components of more than one state
 #: (``sum k^3``, an upper bound of Gauss-Jordan's) a prime for which the engine takes a
 #: system: about a tenth of a second a prime compiled (crowds 4-20: 462 components of
-#: up to 60 states, 1.0e8, 39 ms a prime); beyond, a factorization that keeps the
-#: sparsity (the modular engine) does better.
+#: up to 60 states, 1.0e8, 39 ms a prime); beyond, where a component is large, a
+#: factorization that keeps the sparsity (the modular engine) does better.
 DENSE_WORK = 250_000_000
+#: ... and where every component is small (at most :data:`SMALL_COMPONENT` unknowns),
+#: at most :data:`SMALL_DENSE_WORK` products a prime: the blocks are then many and
+#: alike, each solved in cache, and a factorization of the whole system does their
+#: work again with worse locality (crowds 6-15: 7,752 components of 45 unknowns,
+#: 7.1e8 products a prime, solved in 3.9 s here, where the modular engine took 73 s,
+#: 69 s of it factoring; crowds 6-20: 21,252 of 60, 4.6e9).
+SMALL_COMPONENT = 100
+SMALL_DENSE_WORK = 20_000_000_000
 #: Primes tried in vain (each dividing a pivot) before the system is called singular.
 MAX_FAILED = 64
 
@@ -322,6 +330,15 @@ def structure(system: LinearSystem) -> Structure:
     del flat
     return Structure(comps, pivots.astype(np.int64), pivot_of[order], int(sum(sizes ** 3)),
                      indptr, indices, data, system.rhs[order], position)
+
+
+def fits(found: Structure) -> bool:
+    """Whether the component solve takes a system of this structure: its dense solves
+    within :data:`DENSE_WORK` products a prime, or within :data:`SMALL_DENSE_WORK` where
+    no component has more than :data:`SMALL_COMPONENT` unknowns (pieces that meet and
+    herman's rings are one large component: a factorization's)."""
+    return found.dense_work <= DENSE_WORK or (found.largest <= SMALL_COMPONENT
+                                              and found.dense_work <= SMALL_DENSE_WORK)
 
 
 def draw_primes(rng: random.Random, count: int, taken: set[int]) -> np.ndarray:
