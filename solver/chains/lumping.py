@@ -241,13 +241,15 @@ def bisimulation(chain: Chain, question: Question, max_rounds: int | None = None
     state, and the rounds it took. None where it is not done within ``max_rounds``
     rounds or already has more than ``max_blocks`` blocks (rounds only split blocks:
     it would end with more)."""
-    from ladders.solver.chains.refine import refine_round
+    from ladders.solver.chains.refine import refine_round, table_size
     live = ~stopping_states(chain, question)
     block, m = _renumber([initial_classes(chain, question)], by_first=False)
     arrays = (np.asarray(chain.indptr, dtype=np.int64), np.asarray(chain.indices, dtype=np.int64),
               np.asarray(chain.numerators, dtype=np.int64),
               np.asarray(chain.denominators, dtype=np.int64), live)
     new = np.empty(chain.size, dtype=np.int64)
+    scratch = (np.empty(chain.size, dtype=np.uint64),
+               np.empty(table_size(chain.size), dtype=np.int32 if chain.size < 1 << 31 else np.int64))
     rounds = 0
     while True:
         if max_blocks is not None and m > max_blocks:
@@ -255,7 +257,7 @@ def bisimulation(chain: Chain, question: Question, max_rounds: int | None = None
         if max_rounds is not None and rounds >= max_rounds:
             return None
         rounds += 1
-        count = refine_round(*arrays, block, new)
+        count = refine_round(*arrays, block, new, *scratch)
         if count == m:
             return _renumber([block])[0], rounds
         block, new, m = new, block, count

@@ -29,6 +29,15 @@ M0, M1, M2 = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9),
 SHORT_ROW = 32
 
 
+def table_size(n: int) -> int:
+    """Slots of :func:`refine_round`'s table for ``n`` states: a power of two, at least
+    ``2 n`` (at most half full)."""
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def _mix(x: np.uint64) -> np.uint64:
     """splitmix64's finalizer, wrapping."""
@@ -48,10 +57,12 @@ def _gcd(a: int, b: int) -> int:
 
 @nb.njit(cache=True, nogil=True)
 def _signatures(indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
-                denominators: np.ndarray, live: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """Every state's signature under ``block`` (0 where ``live`` is False)."""
+                denominators: np.ndarray, live: np.ndarray, block: np.ndarray,
+                signature: np.ndarray) -> None:
+    """Every state's signature under ``block`` into ``signature`` (0 where ``live`` is
+    False)."""
     n = indptr.shape[0] - 1
-    signature = np.zeros(n, dtype=np.uint64)
+    signature[:] = 0
     longest = 0
     for s in range(n):
         longest = max(longest, indptr[s + 1] - indptr[s])
@@ -88,23 +99,23 @@ def _signatures(indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
             total_hash += _mix(np.uint64(b) * M0 + _mix(np.uint64(total // g))
                                + _mix(np.uint64(den // g) ^ M2))
         signature[s] = total_hash
-    return signature
 
 
 @nb.njit(cache=True, nogil=True)
 def refine_round(indptr: np.ndarray, indices: np.ndarray, numerators: np.ndarray,
                  denominators: np.ndarray, live: np.ndarray, block: np.ndarray,
-                 new_block: np.ndarray) -> int:
+                 new_block: np.ndarray, signature: np.ndarray, first: np.ndarray) -> int:
     """One round (module docstring): ``new_block[s]`` for every state, numbered
     ``0 .. count-1`` in the order of each new block's first state; returns ``count``
-    (equal to the blocks before where the round split nothing)."""
-    signature = _signatures(indptr, indices, numerators, denominators, live, block)
+    (equal to the blocks before where the round split nothing). ``signature`` (n
+    entries, uint64) and ``first`` (the table: a power of two of at least ``2 n``
+    entries, the first state of each pair by slot) are the caller's, allocated once
+    for every round (:func:`table_size`)."""
+    _signatures(indptr, indices, numerators, denominators, live, block, signature)
     n = block.shape[0]
-    size = 1
-    while size < 2 * n:
-        size *= 2
+    size = first.shape[0]
     mask = np.uint64(size - 1)
-    first = np.full(size, -1, dtype=np.int64)   # the first state of each pair, by slot
+    first[:] = -1
     count = 0
     for s in range(n):
         b, sg = block[s], signature[s]
