@@ -12,8 +12,8 @@ scratch), and numbers the new blocks through an open-addressing table of the dis
 
 Why compiled: the same round in NumPy sorted every transition by (row, block) and the
 states by (block, signature): crowds 6-20 (10.6 million states, 38 million
-transitions, 40 rounds) took 253 s of its 287 s so, its sorts and the copies of the
-transitions several GB.
+transitions, 40 rounds) took 253 s of its 287 s so; compiled, the 40 rounds take 21 s
+(2026-11-28, on the shared 2-core machine; docs/benchmarks.md).
 """
 
 from __future__ import annotations
