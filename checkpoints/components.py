@@ -35,13 +35,13 @@ from ladders.checkpoints.batches import RESIDUES, BatchState
 from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
-from ladders.solver.engines.components import solve_residues, structure
+from ladders.solver.engines.components import Residues, structure
 
 if TYPE_CHECKING:
     from ladders.solver.chain_problem import ChainProblem
 
-#: Per worker process and run: the arrays its batches read (:func:`components_solve`).
-_SOLVES: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+#: Per worker process and run: the solve its batches run (:func:`components_solve`).
+_SOLVES: dict[tuple[str, str], Residues] = {}
 
 
 def wanted_unknowns(problem: ChainProblem) -> list[int]:
@@ -50,8 +50,14 @@ def wanted_unknowns(problem: ChainProblem) -> list[int]:
     system = problem.system
     wanted = [system.target]
     if problem.every:
-        pos = {state: k for k, (state,) in enumerate(system.labels)}
-        wanted += sorted({pos[i] for i, _ in problem.chain.start if i in pos} - {system.target})
+        # unknown k is state plan.unknowns[k] (increasing): found by bisection, not by a
+        # table of every unknown
+        states = problem.plan.unknowns
+        starts = np.array([i for i, _ in problem.chain.start], dtype=np.int64)
+        at = np.searchsorted(states, starts)
+        found = at < len(states)
+        found[found] = states[at[found]] == starts[found]
+        wanted += sorted(set(at[found].tolist()) - {system.target})
     return wanted
 
 
@@ -97,17 +103,17 @@ def restore_structure(store: RunStore, problem: ChainProblem) -> None:
           file=sys.stderr, flush=True)
 
 
-def components_solve(store: RunStore, problem: ChainProblem | None = None
-                     ) -> dict[str, np.ndarray]:
-    """The arrays the run's batches read (see :data:`ARRAYS`), once per process: from
-    ``problem`` where the driver holds it, else (a Dask worker) the run's ``structure``
-    segment, checked against the digest run.json gives."""
+def components_solve(store: RunStore, problem: ChainProblem | None = None) -> Residues:
+    """The solve the run's batches run, its arrays (see :data:`ARRAYS`) and buffers made
+    once per process: from ``problem`` where the driver holds it, else (a Dask worker)
+    from the run's ``structure`` segment, checked against the digest run.json gives."""
     key = (store.worker_url, store.run["token"])
     if key not in _SOLVES:
-        _SOLVES[key] = (_structure_arrays(problem) if problem is not None else
-                        read_arrays(store.backend, SegmentRef.from_json(store.run["structure"]),
-                                    ARRAYS, f"'ladders resume {store.url}' writes it again from "
-                                    "the run's problem"))
+        arrays = (_structure_arrays(problem) if problem is not None else
+                  read_arrays(store.backend, SegmentRef.from_json(store.run["structure"]),
+                              ARRAYS, f"'ladders resume {store.url}' writes it again from "
+                              "the run's problem"))
+        _SOLVES[key] = Residues(arrays, arrays["want"])
     return _SOLVES[key]
 
 
@@ -118,8 +124,7 @@ def run_components_batch(url: str, token: str, k: int, primes: list[int]) -> dic
     store = RunStore.open(url, BatchState)
     if store.run.get("token") != token:
         raise StoreError(f"{url} holds another components run than {token[:12]}")
-    arrays = components_solve(store)
-    residues, valid = solve_residues(arrays, arrays["want"], np.asarray(primes, dtype=np.int64))
+    residues, valid = components_solve(store).solve(np.asarray(primes, dtype=np.int64))
     ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
                        {"primes": np.asarray(primes, dtype=np.uint64),
                         "valid": valid.astype(np.uint8), "residues": residues.astype(np.uint32)},

@@ -9,7 +9,8 @@ its store (:meth:`Engine.create_store`), its work (:meth:`Engine.open_work`, a
 (:meth:`Engine.answer`). The checks the answer is compared with (the Markov bounds, and
 where the engine asks for it another engine's answer) are computed by :class:`Checks`
 while the workers compute (the bounds beside a local cluster in a child process forked
-for them), or after the work in a serial run.
+for them), or after the work in a serial run (beside it, in a thread, for an engine
+whose work lets the interpreter go: :attr:`Engine.checks_beside`).
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ class Checks(threading.Thread):
     during a run (:meth:`Engine.run_cross`, unless that would take long, and for at
     most :data:`CROSS_BUDGET` seconds). With a Dask cluster they are computed while the
     workers compute (the driver only waits for receipts meanwhile); in a serial run,
-    after the work.
+    after the work, or beside it where the engine's work is compiled
+    (:attr:`Engine.checks_beside`).
 
     ``forked``: the bounds are computed, single-threaded, in a child process forked now
     (call it where this process has no other thread: :class:`~ladders.solver.forked.Forked`),
@@ -326,6 +328,8 @@ def _drive(engine: Engine, problem: Problem, request: SolveRequest, store: RunSt
 
         t0 = time.perf_counter()
         if executor == "serial":
+            if engine.checks_beside:
+                checks.start()
             interrupted = run_serial(work, should_stop, report)
             stages["solve"] = time.perf_counter() - t0
             answered = None if interrupted else _answer(engine, work, problem, request, checks, stages,

@@ -130,12 +130,11 @@ class ChainProblem:
     @property
     def topological(self) -> bool:
         """Whether the component solve fits: the dense solves of the components of more
-        than one unknown stay within
-        :data:`~ladders.solver.engines.components.DENSE_WORK` products a prime (the
-        model checkers' chains: nand has no cycle, crowds' largest component has 30
-        states; pieces that meet and herman's rings are one large component)."""
-        from ladders.solver.engines.components import DENSE_WORK
-        return self.structure.dense_work <= DENSE_WORK
+        than one unknown stay small (:func:`~ladders.solver.engines.components.fits`;
+        the model checkers' chains: nand has no cycle, crowds' largest component has 30
+        to 60 states; pieces that meet and herman's rings are one large component)."""
+        from ladders.solver.engines.components import fits
+        return fits(self.structure)
 
     @cached_property
     def symbolic(self) -> tuple[list[int], Analysis] | None:

@@ -23,14 +23,16 @@ class LinearSystem:
     """Sparse integer ``A x = B`` with state labels and the target unknown.
 
     ``indptr``, ``indices``, ``data``: CSR form of A (int64), columns sorted per row.
-    ``rhs``: shape (n, m) int64, one column per right-hand side.
+    ``rhs``: shape (n, m) int64, one column per right-hand side. ``labels``: a tuple,
+    or any sequence of the same tuples (a chain question's are made when read:
+    :class:`~ladders.solver.chains.questions.StateLabels`).
     """
 
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
     rhs: np.ndarray
-    labels: tuple[tuple[int, ...], ...]
+    labels: Sequence[tuple[int, ...]]
     target: int
     description: str
 
@@ -83,7 +85,7 @@ class LinearSystem:
         for arr in (self.indptr, self.indices, self.data, self.rhs):
             h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
             h.update(b"|")
-        h.update(repr((self.labels, self.target)).encode())
+        h.update(repr((tuple(self.labels), self.target)).encode())
         return h.hexdigest()
 
 

@@ -223,6 +223,9 @@ class Engine(abc.ABC):
     #: its manifests' payload as ``"module:Class"`` (a :class:`ManifestState` of its
     #: ``checkpoints/`` module, imported when a store is opened); None: it keeps no store
     store_format: ClassVar[str | None] = None
+    #: whether a serial run's checks (the bounds) start with its work, in a thread beside
+    #: it: for work that is compiled and lets the interpreter go (else they start after)
+    checks_beside: ClassVar[bool] = False
 
     @property
     def state_type(self) -> type[ManifestState] | None:

@@ -120,6 +120,9 @@ class ComponentsEngine(PrimeBatchEngine):
     options = (batch_option(f"{BATCH_PRIMES}"),)
     unit = ("batches", "batch")
     work_type = BatchedTopological
+    #: the solve is compiled and lets the interpreter go: the bounds (compiled too, in
+    #: topological order) are computed beside it, on the other core
+    checks_beside = True
 
     def preference(self, problem: Problem) -> float | None:
         """First for a chain question whose components are small (a model checker's

@@ -10,4 +10,5 @@ written once a model by :mod:`.vector_code`) with its states in a hash table
 (:mod:`.state_table`); :mod:`.components`: the strongly
 connected components of a pattern in topological order (Tarjan, compiled); and
 :mod:`.lumping`: the coarsest lumping (bisimulation) that keeps a question's answers,
-and the quotient chain solved in the chain's place."""
+and the quotient chain solved in the chain's place (a round of its refinement compiled:
+:mod:`.refine`)."""

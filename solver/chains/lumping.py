@@ -32,11 +32,11 @@ Markov chain lumping*, TACAS 2010, reach ``O(m log n)`` by splitting only on the
 blocks that changed): each round gives every state the signature (its block, the set
 of (block C, exact ``P(s, C)``)), and states of one block with different signatures
 go to different blocks, until a round splits nothing. The result is the coarsest
-lumping finer than the initial partition. A round is whole arrays at once: the
-transitions sorted by (row, block of the destination), each row's numerators summed
-per block over the row's own denominator, the sum and the denominator divided by
-their gcd (so that equal probabilities are equal pairs of integers), each (block,
-numerator, denominator) hashed to 64 bits and a row's hashes added. Herman's rings
+lumping finer than the initial partition. A round is compiled
+(:mod:`~ladders.solver.chains.refine`): each row's numerators summed per block over the
+row's own denominator, the sum and the denominator divided by their gcd (so that
+equal probabilities are equal pairs of integers), each (block, numerator,
+denominator) hashed to 64 bits and a row's hashes added. Herman's rings
 of 13 and 15 take 6 and 7 rounds. A hash collision could only merge states that are not
 equivalent; :func:`lumped_problem` never uses a quotient without the exact check of
 :func:`ladders.solver.checks.lumping.check_lumping`, which reads every transition
@@ -74,12 +74,11 @@ LUMP_SHARE = 0.5
 #: :data:`AUTO_ROUNDS` rounds could cost more than the solve they would shorten.
 #: Nearly acyclic chains (nand, egl, brp: components of one state) are far below it.
 LUMP_RATIO = 32
-#: Most rounds ``auto`` spends on a refinement before it gives up (every round costs
-#: about a sort of the transitions: a chain that needs more is solved whole).
+#: Most rounds ``auto`` spends on a refinement before it gives up (every round reads
+#: every transition: a chain that needs more is solved whole). The rounds were NumPy
+#: sorts when :data:`LUMP_RATIO` was measured; compiled (:mod:`~ladders.solver.chains.refine`)
+#: they cost about 14 ns a transition (crowds 6-20: 40 rounds of 38 million in 21 s).
 AUTO_ROUNDS = 64
-
-_MULT = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9),
-         np.uint64(0x94D049BB133111EB))
 
 
 @dataclass(frozen=True)
@@ -158,15 +157,6 @@ def initial_classes(chain: Chain, question: Question) -> np.ndarray:
     pairs[target] = (-1, 0)
     _, key = np.unique(pairs, axis=0, return_inverse=True)
     return key.reshape(-1).astype(np.int64)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit finalizer (splitmix64's) of unsigned integers, wrapping."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * _MULT[1]
-    x = x ^ (x >> np.uint64(27))
-    x = x * _MULT[2]
-    return x ^ (x >> np.uint64(31))
 
 
 def _renumber(keys: list[np.ndarray], by_first: bool = True) -> tuple[np.ndarray, int]:
@@ -253,11 +243,15 @@ def bisimulation(chain: Chain, question: Question, max_rounds: int | None = None
     state, and the rounds it took. None where it is not done within ``max_rounds``
     rounds or already has more than ``max_blocks`` blocks (rounds only split blocks:
     it would end with more)."""
-    stop = stopping_states(chain, question)
+    from ladders.solver.chains.refine import refine_round, table_size
+    live = ~stopping_states(chain, question)
     block, m = _renumber([initial_classes(chain, question)], by_first=False)
-    t = _live_rows(chain, stop)
-    denominators = np.asarray(chain.denominators, dtype=np.int64)
-    n = chain.size
+    arrays = (np.asarray(chain.indptr, dtype=np.int64), np.asarray(chain.indices, dtype=np.int64),
+              np.asarray(chain.numerators, dtype=np.int64),
+              np.asarray(chain.denominators, dtype=np.int64), live)
+    new = np.empty(chain.size, dtype=np.int64)
+    scratch = (np.empty(chain.size, dtype=np.uint64),
+               np.empty(table_size(chain.size), dtype=np.int32 if chain.size < 1 << 31 else np.int64))
     rounds = 0
     while True:
         if max_blocks is not None and m > max_blocks:
@@ -265,20 +259,10 @@ def bisimulation(chain: Chain, question: Question, max_rounds: int | None = None
         if max_rounds is not None and rounds >= max_rounds:
             return None
         rounds += 1
-        t, key = t.sorted_by(block, m)
-        rows, targets, sums = _per_block(t, key, m)
-        dens = denominators[rows]
-        g = np.gcd(sums, dens)  # equal probabilities: equal pairs in lowest terms
-        h = _mix(targets.astype(np.uint64) * _MULT[0] + _mix((sums // g).astype(np.uint64))
-                 + _mix((dens // g).astype(np.uint64) ^ _MULT[2]))
-        signature = np.zeros(n, dtype=np.uint64)
-        if len(rows):
-            firsts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
-            signature[rows[firsts]] = np.add.reduceat(h, firsts)
-        new, count = _renumber([block, signature.view(np.int64)], by_first=False)
+        count = refine_round(*arrays, block, new, *scratch)
         if count == m:
             return _renumber([block])[0], rounds
-        block, m = new, count
+        block, new, m = new, block, count
 
 
 class _Representatives(Sequence[str]):

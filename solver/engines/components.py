@@ -15,7 +15,7 @@ that every unknown is met after those it depends on, and modulo each prime ``p``
   by Montgomery's trick (three products each, one inversion a prime);
 - a component of k > 1 states: its k x k block, the right-hand side less the terms of
   the components solved before, by Gauss-Jordan elimination mod p (``k^3`` products;
-  the engine declines chains whose blocks make that large: :data:`DENSE_WORK`).
+  the engine declines chains whose blocks make that large: :func:`fits`).
 
 Primes lie in ``(2^29, 2^30)``: a residue times a residue is below ``2^60``, so three
 products and a residue add up below ``2^62`` before one reduction, which takes a
@@ -58,9 +58,17 @@ PRIME_LOW, PRIME_HIGH = 1 << 29, 1 << 30
 #: Most products of the dense solves of the components of more than one state
 #: (``sum k^3``, an upper bound of Gauss-Jordan's) a prime for which the engine takes a
 #: system: about a tenth of a second a prime compiled (crowds 4-20: 462 components of
-#: up to 60 states, 1.0e8, 39 ms a prime); beyond, a factorization that keeps the
-#: sparsity (the modular engine) does better.
+#: up to 60 states, 1.0e8, 39 ms a prime); beyond, where a component is large, a
+#: factorization that keeps the sparsity (the modular engine) does better.
 DENSE_WORK = 250_000_000
+#: ... and where every component is small (at most :data:`SMALL_COMPONENT` unknowns),
+#: at most :data:`SMALL_DENSE_WORK` products a prime: the blocks are then many and
+#: alike, each solved in cache, and a factorization of the whole system does their
+#: work again with worse locality (crowds 6-15: 7,752 components of 45 unknowns,
+#: 7.1e8 products a prime, solved in 3.9 s here, where the modular engine took 73 s,
+#: 69 s of it factoring; crowds 6-20: 21,252 of 60, 4.6e9).
+SMALL_COMPONENT = 100
+SMALL_DENSE_WORK = 20_000_000_000
 #: Primes tried in vain (each dividing a pivot) before the system is called singular.
 MAX_FAILED = 64
 
@@ -200,23 +208,23 @@ def _small_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs:
 def _solve_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs: np.ndarray,
                  start: np.ndarray, pivot_of: np.ndarray, pivots: np.ndarray,
                  primes: np.ndarray, wanted: np.ndarray, out: np.ndarray,
-                 valid: np.ndarray) -> None:
+                 valid: np.ndarray, x: np.ndarray, local: np.ndarray) -> None:
     """``x[wanted] mod primes[b]`` into ``out[b, w, col]`` by the topological solve (see
     the module docstring) of a system numbered in solve order (component c is rows
     ``start[c]:start[c + 1]``); ``valid[b]`` is cleared for a prime that divides a
-    pivot."""
-    n, m, batch = indptr.shape[0] - 1, rhs.shape[1], primes.shape[0]
+    pivot. ``x`` (``(n, m, batch)`` residues, int32: every prime is below ``2^30``) and
+    ``local`` (n entries, all -1) are the caller's, allocated once for every batch
+    (nand 40-4: 232 MB of int64 zeros a batch cost more in page faults than the solve);
+    every unknown's residues are written before they are read, in solve order."""
+    m, batch = rhs.shape[1], primes.shape[0]
     pinv = 1.0 / primes.astype(np.float64)
     inv = _pivot_inverses(pivots, primes, pinv, valid)
-    x = np.zeros((n, m, batch), dtype=np.int64)
     acc = np.empty((m, batch), dtype=np.int64)
-    local = np.full(n, -1, dtype=np.int64)
-    rows = np.arange(n, dtype=np.int64)
     small = PRIME_LOW
     for c in range(start.shape[0] - 1):
         lo, hi = start[c], start[c + 1]
         if hi - lo > 1:
-            _dense(indptr, indices, data, rhs, rows[lo:hi], local, x, primes, pinv, valid)
+            _dense(indptr, indices, data, rhs, np.arange(lo, hi), local, x, primes, pinv, valid)
             continue
         r = lo
         for col in range(m):
@@ -228,7 +236,7 @@ def _solve_batch(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, rhs:
             j = indices[e]
             if j == r:
                 continue
-            a = -data[e]
+            a = -np.int64(data[e])
             if 0 <= a < small:             # below every prime: the same residue for all
                 for col in range(m):
                     for b in range(batch):
@@ -282,7 +290,7 @@ class Structure:
         return self.components.largest
 
     def kernel_arrays(self) -> dict[str, np.ndarray]:
-        """What :func:`solve_residues` reads, by name (a stored run keeps them for its
+        """What :class:`Residues` reads, by name (a stored run keeps them for its
         workers: :mod:`ladders.checkpoints.components`)."""
         return {"indptr": self.indptr, "indices": self.indices, "data": self.data,
                 "rhs": self.rhs, "start": self.components.start, "pivot_of": self.pivot_of,
@@ -298,16 +306,26 @@ class Structure:
 
 
 def structure(system: LinearSystem) -> Structure:
-    """The components and pivots of ``system`` (see :class:`Structure`)."""
+    """The components and pivots of ``system`` (see :class:`Structure`). The copy in
+    solve order keeps 32-bit column indices, pivot numbers and positions, and 32-bit
+    entries where every entry fits (a chain's are its rows' numerators), where the
+    system has fewer than ``2^31`` unknowns and entries: 40 % fewer bytes than int64
+    (nand 60-4, 17 million unknowns: about 0.9 GB fewer)."""
     comps = strong_components(system.indptr, system.indices)
-    n = system.size
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(system.indptr))
+    n, nnz = system.size, system.nnz
+    index = np.int32 if max(n, nnz) < 1 << 31 else np.int64
+    rows = np.repeat(np.arange(n, dtype=index), np.diff(system.indptr))
     diagonal = np.zeros(n, dtype=np.int64)
     on = system.indices == rows
-    diagonal[rows[on]] = system.data[on]
+    del rows
+    at = np.flatnonzero(on)
+    del on
+    diagonal[system.indices[at]] = system.data[at]
+    del at
     single = comps.sizes[comps.of] == 1
-    pivot_of = np.full(n, -1, dtype=np.int64)
+    pivot_of = np.full(n, -1, dtype=index)
     values = diagonal[single]
+    del diagonal
     if len(values) and 0 <= values.min() and values.max() < 1 << 20:
         # small diagonals (a chain's row denominators): distinct values by counting
         present = np.zeros(int(values.max()) + 1, dtype=np.int64)
@@ -317,17 +335,33 @@ def structure(system: LinearSystem) -> Structure:
     else:
         pivots, inverse = np.unique(values, return_inverse=True)
         pivot_of[single] = inverse
+    del values, single
     sizes = comps.sizes[comps.sizes > 1].astype(object)
     order = comps.order
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n, dtype=np.int64)
+    position = np.empty(n, dtype=index)
+    position[order] = np.arange(n, dtype=index)
     lengths = np.diff(system.indptr)[order]
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    flat = np.repeat(system.indptr[order] - indptr[:-1], lengths) + np.arange(indptr[-1])
+    flat = np.repeat((system.indptr[order] - indptr[:-1]).astype(index), lengths)
+    del lengths
+    flat += np.arange(nnz, dtype=index)
+    indices = position[system.indices[flat]]
+    entries = np.int32 if nnz == 0 or (
+        int(system.data.min()) > -(1 << 31) and int(system.data.max()) < 1 << 31) else np.int64
+    data = system.data[flat].astype(entries, copy=False)
+    del flat
     return Structure(comps, pivots.astype(np.int64), pivot_of[order], int(sum(sizes ** 3)),
-                     indptr, position[system.indices[flat]], system.data[flat],
-                     system.rhs[order], position)
+                     indptr, indices, data, system.rhs[order], position)
+
+
+def fits(found: Structure) -> bool:
+    """Whether the component solve takes a system of this structure: its dense solves
+    within :data:`DENSE_WORK` products a prime, or within :data:`SMALL_DENSE_WORK` where
+    no component has more than :data:`SMALL_COMPONENT` unknowns (pieces that meet and
+    herman's rings are one large component: a factorization's)."""
+    return found.dense_work <= DENSE_WORK or (found.largest <= SMALL_COMPONENT
+                                              and found.dense_work <= SMALL_DENSE_WORK)
 
 
 def draw_primes(rng: random.Random, count: int, taken: set[int]) -> np.ndarray:
@@ -389,13 +423,13 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
     m = system.columns
     rebuilt = Reconstruction(len(wanted) * m)
     want = found.position[np.array(wanted, dtype=np.int64)]
-    arrays = found.kernel_arrays()
+    residues = Residues(found.kernel_arrays(), want)
     failed = batches = 0
     seconds = {"residues": 0.0, "reconstruction": 0.0}
     while True:
         primes = draw_primes(rng, BATCH, taken)
         t1 = time.perf_counter()
-        out, valid = solve_residues(arrays, want, primes)
+        out, valid = residues.solve(primes)
         seconds["residues"] += time.perf_counter() - t1
         batches += 1
         failed += int((~valid).sum())
@@ -413,21 +447,30 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
                                      len(taken) - failed, batches, seconds)
 
 
-def solve_residues(arrays: dict[str, np.ndarray], want: np.ndarray, primes: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``x[want] mod p`` for every prime ``p`` of ``primes`` (any number of them, solved
-    :data:`BATCH` at a time) from a structure's :meth:`Structure.kernel_arrays`, as
-    ``(len(primes), len(want) * columns)`` residues (the columns of an unknown
-    together), with whether each prime was valid (one that divides a pivot gives none)."""
-    m = arrays["rhs"].shape[1]
-    out = np.zeros((len(primes), len(want), m), dtype=np.int64)
-    valid = np.ones(len(primes), dtype=np.bool_)
-    args = [arrays[name] for name in ("indptr", "indices", "data", "rhs", "start", "pivot_of",
-                                      "pivots")]
-    for lo in range(0, len(primes), BATCH):
-        _solve_batch(*args, np.ascontiguousarray(primes[lo:lo + BATCH]), want,
-                     out[lo:lo + BATCH], valid[lo:lo + BATCH])
-    return out.reshape(len(primes), -1), valid
+class Residues:
+    """The topological solve modulo primes of one structure (its
+    :meth:`Structure.kernel_arrays`) for the unknowns at rows ``want``, with the
+    kernel's buffers allocated once for every batch (:func:`_solve_batch`)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], want: np.ndarray) -> None:
+        self.args = [arrays[name] for name in ("indptr", "indices", "data", "rhs", "start",
+                                               "pivot_of", "pivots")]
+        self.want = want
+        n, self.columns = len(arrays["indptr"]) - 1, arrays["rhs"].shape[1]
+        self._x = np.empty((n, self.columns, BATCH), dtype=np.int32)
+        self._local = np.full(n, -1, dtype=np.int64)
+
+    def solve(self, primes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``x[want] mod p`` for every prime ``p`` of ``primes`` (any number of them,
+        solved :data:`BATCH` at a time), as ``(len(primes), len(want) * columns)``
+        residues (the columns of an unknown together), with whether each prime was valid
+        (one that divides a pivot gives none)."""
+        out = np.zeros((len(primes), len(self.want), self.columns), dtype=np.int64)
+        valid = np.ones(len(primes), dtype=np.bool_)
+        for lo in range(0, len(primes), BATCH):
+            _solve_batch(*self.args, np.ascontiguousarray(primes[lo:lo + BATCH]), self.want,
+                         out[lo:lo + BATCH], valid[lo:lo + BATCH], self._x, self._local)
+        return out.reshape(len(primes), -1), valid
 
 
 class Reconstruction:

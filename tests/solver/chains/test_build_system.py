@@ -143,3 +143,18 @@ def test_entries_beyond_62_bits_are_refused():
         loop_system(chain, question, plan)
     with pytest.raises(OverflowError):
         build_system(chain, question, plan)
+
+
+def test_labels_are_made_when_read_and_read_as_the_tuple():
+    """A chain question's labels are its unknowns' states as 1-tuples, the start row
+    last as the chain's size: read by index, slice, iteration and length as the
+    tuple of them reads."""
+    from ladders.solver.chains.questions import StateLabels
+    states = np.array([2, 5, 7], dtype=np.int64)
+    for start, expected in ((None, ((2,), (5,), (7,))), (9, ((2,), (5,), (7,), (9,)))):
+        labels = StateLabels(states, start)
+        assert len(labels) == len(expected) and tuple(labels) == expected
+        assert [labels[i] for i in range(-len(expected), len(expected))] == list(expected) * 2
+        assert labels[1:] == expected[1:] and labels[::-1] == expected[::-1]
+        with pytest.raises(IndexError):
+            labels[len(expected)]

@@ -149,3 +149,37 @@ def test_a_store_asked_for_stays_with_the_component_solve():
     assert choose_engine(problem, SolveRequest(seed=5)).name == "components"
     assert choose_engine(problem, SolveRequest(checkpoint="/tmp/run")).name == "components"
     assert choose_engine(problem, SolveRequest(table=True)).name != "components"
+
+
+def rings(count: int, size: int):
+    """``count`` rings of ``size`` states, each state stepping along its ring or on to
+    the next ring's first state (the last ring's: out), one half each: ``count``
+    components of ``size`` unknowns in a row."""
+    n = count * size
+    rows = []
+    for r in range(count):
+        for i in range(size):
+            onward = n if r == count - 1 else (r + 1) * size
+            rows.append({r * size + (i + 1) % size: mpq(1, 2), onward: mpq(1, 2)})
+    rows.append({n: 1})
+    return chain_from_rows("rings", [str(i) for i in range(n + 1)], rows, start=0,
+                           labels={"out": [n]})
+
+
+def test_many_small_components_are_taken_past_the_dense_work(monkeypatch):
+    """Components of at most SMALL_COMPONENT unknowns are the component solve's up to
+    SMALL_DENSE_WORK products a prime (crowds 6-20: 21,252 of 60); a large one is not
+    (here with the limits scaled down, so that the chains stay small)."""
+    from ladders.solver.engines import components
+    monkeypatch.setattr(components, "DENSE_WORK", 10 ** 5)
+    monkeypatch.setattr(components, "SMALL_DENSE_WORK", 2 * 10 ** 6)
+    many = ChainProblem(rings(12, 40), Question())
+    found = many.structure
+    assert found.largest == 40 and found.dense_work == 12 * 40 ** 3
+    assert many.topological and choose_engine(many).name == "components"
+    result = solve_topological(many.system, found, [many.system.target], seed=1)
+    assert result.values[0] == eliminate_target(many.system)
+    one = ChainProblem(rings(1, components.SMALL_COMPONENT + 1), Question())
+    assert one.structure.dense_work <= 2 * 10 ** 6 and not one.topological
+    too_many = ChainProblem(rings(40, 40), Question())   # 2.56e6 products a prime
+    assert not too_many.topological
