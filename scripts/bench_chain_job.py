@@ -17,7 +17,7 @@ together, which ``ru_maxrss`` of one process does not see) are printed, with one
 line. The property asked is the instance's first (``--checkpoint`` keeps one question).
 
 Run: ``python scripts/bench_chain_job.py --names 'nand 60-4,crowds 6-20' [--workers 2]
-[--kill-after 2] [--runs-dir ~/ladders-runs]``.
+[--kill-after 2] [--solve-args '--batch-primes 1 --lump off'] [--runs-dir ~/ladders-runs]``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def job(inst: dict, args: argparse.Namespace, runs: Path) -> dict:
     common = [sys.executable, "-m", "ladders.cluster.cli"]
     solve = common + ["solve", inst["model"], "--properties", props, "--constants",
                       inst["constants"], "--checkpoint", str(store), "--workers",
-                      str(args.workers)]
+                      str(args.workers), *args.solve_args.split()]
     t0 = time.perf_counter()
     proc = subprocess.Popen(solve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=fresh_environ(), start_new_session=True)
@@ -128,6 +128,8 @@ def main() -> None:
     parser.add_argument("--names", required=True, help="instances, e.g. 'nand 60-4,crowds 6-20'")
     parser.add_argument("--workers", type=int, default=2, help="local Dask workers")
     parser.add_argument("--kill-after", type=int, default=2, help="batches committed before kill -9")
+    parser.add_argument("--solve-args", default="",
+                        help="more options of the solve, e.g. '--batch-primes 1 --lump off'")
     parser.add_argument("--runs-dir", default=str(Path.home() / "ladders-runs"),
                         help="where the stores go (outside the work tree)")
     parser.add_argument("--models", default=str(QVBS), help="the QVBS folders")
