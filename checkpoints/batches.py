@@ -6,19 +6,26 @@ resume (:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers`)."""
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ladders.checkpoints.errors import SegmentError
+import numpy as np
+
+from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.segments import SegmentRef, adopt_segment
 
 if TYPE_CHECKING:
     from ladders.checkpoints.backend import Backend
+    from ladders.checkpoints.store import RunStore
 
 RESIDUES = "residues"
-#: The arrays of a batch's segment, in the order their digest covers them (crt, series).
+#: The arrays of a batch's segment, in the order their digest covers them.
 ARRAYS = ("primes", "valid", "residues")
 #: A batch's segment: ``residues/bKKKKK-<attempt>``.
 NAME = re.compile(r"b(\d{5,})-[0-9a-f]+")
@@ -70,3 +77,26 @@ class BatchState:
             except SegmentError:
                 refused.append(path)
         return cls(batches), refused
+
+
+def batch_store(url: str, token: str, engine: str) -> RunStore:
+    """The run store at ``url`` as a worker opens it for a batch of the run ``token``
+    (a ``StoreError`` where it holds another run of ``engine``)."""
+    from ladders.checkpoints.store import RunStore
+    store = RunStore.open(url, BatchState)
+    if store.run.get("token") != token:
+        raise StoreError(f"{url} holds another {engine} run than {token[:12]}")
+    return store
+
+
+def write_batch(store: RunStore, k: int, arrays: dict[str, np.ndarray], started: float,
+                **figures: float) -> dict[str, Any]:
+    """Write batch k's segment ``residues/bKKKKK-<attempt>`` (:data:`ARRAYS`, in their
+    engine's dtypes) and return the batch's receipt: small, no residues travel through
+    the scheduler; with the seconds since ``started`` and the task's other ``figures``."""
+    from ladders.checkpoints.segments import write_arrays
+    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
+                       {name: arrays[name] for name in ARRAYS}, len(arrays["primes"]))
+    return {"k": k, "segment": ref.to_json(), "valid": int(np.count_nonzero(arrays["valid"])),
+            "seconds": time.perf_counter() - started, **figures,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}

@@ -22,16 +22,13 @@ The driver folds the committed batches into a
 
 from __future__ import annotations
 
-import os
-import socket
 import sys
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ladders.checkpoints.batches import RESIDUES, BatchState
+from ladders.checkpoints.batches import batch_store, write_batch
 from ladders.checkpoints.errors import SegmentError, StoreError
 from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
 from ladders.checkpoints.store import RunStore
@@ -121,16 +118,11 @@ def run_components_batch(url: str, token: str, k: int, primes: list[int]) -> dic
     """Solve the run's system modulo every prime of batch k; write its segment; return
     a small receipt (no residues travel through the scheduler)."""
     t0 = time.perf_counter()
-    store = RunStore.open(url, BatchState)
-    if store.run.get("token") != token:
-        raise StoreError(f"{url} holds another components run than {token[:12]}")
+    store = batch_store(url, token, "components")
     residues, valid = components_solve(store).solve(np.asarray(primes, dtype=np.int64))
-    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
-                       {"primes": np.asarray(primes, dtype=np.uint64),
-                        "valid": valid.astype(np.uint8), "residues": residues.astype(np.uint32)},
-                       len(primes))
-    return {"k": k, "segment": ref.to_json(), "valid": int(valid.sum()),
-            "seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return write_batch(store, k, {"primes": np.asarray(primes, dtype=np.uint64),
+                                  "valid": valid.astype(np.uint8),
+                                  "residues": residues.astype(np.uint32)}, t0)
 
 
 def read_components_batch(store: RunStore, ref: SegmentRef) -> list[tuple[int, list[int]]]:

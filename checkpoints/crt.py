@@ -15,17 +15,14 @@ unreferenced segment, which :meth:`~ladders.checkpoints.store.RunStore.clear_lef
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from typing import Any
 
 import numpy as np
 
-from ladders.checkpoints.batches import RESIDUES, BatchState
+from ladders.checkpoints.batches import batch_store, write_batch
 from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from ladders.checkpoints.segments import SegmentRef, read_arrays
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.crt import solve_mod
 from ladders.solver.engines.modp import permute_csr
@@ -54,9 +51,7 @@ def run_crt_batch(url: str, token: str, k: int, primes: list[int]) -> dict[str, 
     """Solve the run's system modulo every prime of batch k; write its segment; return
     a small receipt (no residues travel through the scheduler)."""
     t0 = time.perf_counter()
-    store = RunStore.open(url, BatchState)
-    if store.run.get("token") != token:
-        raise StoreError(f"{url} holds another crt run than {token[:12]}")
+    store = batch_store(url, token, "crt")
     system, order, permuted = crt_system(store)
     residues = np.zeros((len(primes), system.columns, system.size), dtype=np.uint32)
     valid = np.zeros(len(primes), dtype=np.uint8)
@@ -65,11 +60,8 @@ def run_crt_batch(url: str, token: str, k: int, primes: list[int]) -> dict[str, 
         if x is not None:
             residues[i] = x
             valid[i] = 1
-    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
-                       {"primes": np.asarray(primes, dtype=np.uint64), "valid": valid,
-                        "residues": residues}, len(primes))
-    return {"k": k, "segment": ref.to_json(), "valid": int(valid.sum()),
-            "seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return write_batch(store, k, {"primes": np.asarray(primes, dtype=np.uint64), "valid": valid,
+                                  "residues": residues}, t0)
 
 
 def read_batch(store: RunStore, ref: SegmentRef) -> list[tuple[int, np.ndarray]]:

@@ -20,18 +20,15 @@ worker needs one player's chain only.
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ladders.checkpoints.batches import RESIDUES, BatchState
+from ladders.checkpoints.batches import BatchState, batch_store, write_batch
 from ladders.checkpoints.errors import StoreError
-from ladders.checkpoints.segments import SegmentRef, read_arrays, write_arrays
+from ladders.checkpoints.segments import SegmentRef, read_arrays
 from ladders.checkpoints.store import RunStore
 from ladders.solver.engines.series import SeriesPlan, plan_series
 from ladders.solver.problem import Problem
@@ -57,19 +54,13 @@ def run_series_batch(url: str, token: str, k: int, primes: list[int]) -> dict[st
     """Every seat modulo every prime of batch k; write its segment; return a small
     receipt (no residues travel through the scheduler)."""
     t0 = time.perf_counter()
-    store = RunStore.open(url, BatchState)
-    if store.run.get("token") != token:
-        raise StoreError(f"{url} holds another series run than {token[:12]}")
-    plan = series_plan(store)
-    residues, valid = plan.residues(primes)
+    store = batch_store(url, token, "series")
+    residues, valid = series_plan(store).residues(primes)
     t1 = time.perf_counter()
-    ref = write_arrays(store.backend, f"{RESIDUES}/b{k:05d}-{uuid.uuid4().hex[:12]}",
-                       {"primes": np.asarray(primes, dtype=np.uint64),
-                        "valid": np.asarray(valid, dtype=np.uint8),
-                        "residues": np.asarray(residues, dtype=np.uint64)}, len(primes))
-    return {"k": k, "segment": ref.to_json(), "valid": int(np.count_nonzero(valid)),
-            "seconds": time.perf_counter() - t0, "compute_seconds": t1 - t0,
-            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return write_batch(store, k, {"primes": np.asarray(primes, dtype=np.uint64),
+                                  "valid": np.asarray(valid, dtype=np.uint8),
+                                  "residues": np.asarray(residues, dtype=np.uint64)}, t0,
+                       compute_seconds=t1 - t0)
 
 
 def read_batch(store: RunStore, ref: SegmentRef) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -376,7 +376,7 @@ def test_a_label_that_is_not_there_is_a_users_mistake(tmp_path: Path) -> None:
     props = write(tmp_path / "gaol.props", 'P=? [ F "gaol" ];\n')
     for chain, labels in ((toml, "broke, deadlock, rich"), (tra, "goal, init"),
                           (FIXTURES / "die.prism", "deadlock, done, init, one")):
-        refused(cli("solve", str(chain), "--target", "gaol"), f"no label 'gaol' in ",
+        refused(cli("solve", str(chain), "--target", "gaol"), "no label 'gaol' in ",
                 f"its labels: {labels}")
         refused(cli("simulate", str(chain), "--target", "gaol", "--games", "10"),
                 f"its labels: {labels}")

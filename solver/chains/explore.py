@@ -873,7 +873,6 @@ def to_chain(name: str, source: str, explored: Explored, labels: dict[str, np.nd
     used, ids = _renumbered(explored.value_ids, len(values))
     indptr, indices, numerators, denominators, _ = rows_from_entries(
         source, states, explored.indptr, explored.indices, [values[i] for i in used.tolist()], ids)
-    n = len(states)
     start = tuple((i, mpq(1, explored.initial)) for i in range(explored.initial))
     rewards = {}
     for reward, ids in explored.rewards.items():

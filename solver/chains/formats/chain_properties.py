@@ -30,7 +30,7 @@ from collections.abc import Collection
 import numpy as np
 
 from ladders.solver.chains.formats import Loaded
-from ladders.solver.chains.model import Chain, ChainError
+from ladders.solver.chains.model import ChainError
 from ladders.solver.chains.symbolic import Expr
 from ladders.solver.exact import mpq
 

@@ -187,7 +187,6 @@ class Parser:
         """An expression (the lowest level: ``? :``)."""
         cond = self._binary(0)
         if self.is_("?"):
-            tok = self.tok
             self.i += 1
             yes = self.expression()
             self.expect(":", "':' of '? :'")

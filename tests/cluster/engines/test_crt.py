@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from distributed import Client, LocalCluster
 
-from ladders.checkpoints.errors import SegmentError, StoreError
+from ladders.checkpoints.errors import StoreError
 from ladders.cluster.connect import ClusterSpec
 from ladders.cluster.runs import resume, solve
 from ladders.solver.problem import Problem
