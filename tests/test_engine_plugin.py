@@ -113,7 +113,7 @@ def test_the_toy_solves_and_is_verified(plugin: dict[str, str]) -> None:
     assert data["verified"]["passed"] and data["verified"]["residues"]["passed"]
     refused = run(plugin, "solve", "tiny10", "--toy-flavour", "sour")
     assert refused.returncode == 2 and "--toy-flavour is for --engine toy" in refused.stderr
-    assert "--batch-primes is for --engine crt or series, not the toy engine" in \
+    assert "--batch-primes is for --engine components or crt or series, not the toy engine" in \
         run(plugin, "solve", "tiny10", "--engine", "toy", "--batch-primes", "4").stderr
 
 
