@@ -1,8 +1,10 @@
 """Residue batches, the store format the prime-based engines share (``crt``,
-``series``): batch k of a run is a write-once segment ``residues/bKKKKK-<attempt>``,
-and the manifest's payload (:class:`BatchState`) maps k to it. Only a listed batch
-counts; a batch run twice or left by a driver that died is a leftover, removed on
-resume (:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers`)."""
+``series``, ``components`` with a store): batch k of a run is a write-once segment
+``residues/bKKKKK-<attempt>``, and the manifest's payload (:class:`BatchState`) maps k
+to it. Only a listed batch counts; a batch run twice or left by a driver that died is a
+leftover, removed on resume (:meth:`~ladders.checkpoints.store.RunStore.clear_leftovers`).
+A worker's task opens the store (:func:`batch_store`) and writes its batch and receipt
+(:func:`write_batch`) the same way for every engine."""
 
 from __future__ import annotations
 
