@@ -98,16 +98,32 @@ def clear_abandoned(root: str | None = None) -> list[str]:
 @contextlib.contextmanager
 def store_place(checkpoint: str | None) -> Iterator[str]:
     """``checkpoint``, or a temporary folder removed afterwards (and those that drivers
-    killed before they could remove theirs left behind)."""
+    killed before they could remove theirs left behind). A write that fails there (a
+    full disk, a file-size limit), or a temporary folder that cannot be made, says the
+    way out (:data:`TEMPORARY_WAY_OUT`)."""
     if checkpoint:
         yield checkpoint
         return
-    clear_abandoned()
-    tmp = tempfile.mkdtemp(prefix=f"ladders-run-{os.getpid()}-")
+    try:
+        clear_abandoned()
+        tmp = tempfile.mkdtemp(prefix=f"ladders-run-{os.getpid()}-")
+    except OSError as exc:
+        raise OSError(exc.errno, f"no temporary folder for the run's store ({exc.strerror or exc}); "
+                                 f"{TEMPORARY_WAY_OUT}") from exc
     try:
         yield f"{tmp}/run"
+    except OSError as exc:
+        if exc.errno is None or not str(exc.filename or "").startswith(tmp):
+            raise
+        raise OSError(exc.errno, f"{exc.strerror} ({exc.filename}): the run keeps its work in "
+                                 f"a temporary store; {TEMPORARY_WAY_OUT}") from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: What a user does where the temporary folder cannot hold a run's store.
+TEMPORARY_WAY_OUT = ("free space in the temporary folder, point TMPDIR at a folder with room, "
+                     "or keep the run in a folder of your choice with --checkpoint DIR")
 
 
 #: Seconds the cross-check of a run may take (its engine's in-memory solve, where that

@@ -308,6 +308,24 @@ def test_a_full_disk_during_the_run_says_how_to_resume(tmp_path: Path) -> None:
     assert "1704323819/4513363344" in resumed.stdout
 
 
+def test_a_full_temporary_folder_says_the_way_out(tmp_path: Path) -> None:
+    """Without --checkpoint a run keeps its work in a temporary store: a write that fails
+    there, or a temporary folder that cannot be made (a file-size limit of 0 blocks
+    Python's own probe of it), said only Python's words ('File too large', 'No usable
+    temporary directory found'); now each names the way out: TMPDIR or --checkpoint."""
+    import subprocess
+    import sys
+    for limit, words in ((1, "File too large"), (0, "no temporary folder for the run's store")):
+        run = (f"ulimit -f {limit}; {sys.executable} -c 'from ladders.cluster.cli import main; "
+               "main()' solve tiny10 -k 3 --batch-primes 1")
+        proc = subprocess.run(["bash", "-c", run], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]
+        assert words in line and "point TMPDIR at a folder with room" in line, line
+        assert "--checkpoint DIR" in line, line
+
+
 def test_a_long_chain_solve_says_its_plan_first() -> None:
     """A bump race of 1.5 million states went into days of the modular engine's work
     without a word of how long (issue 55, item 4): a chain solve whose plan is past
