@@ -464,3 +464,22 @@ def test_integer_arithmetic_that_would_wrap_around_is_refused(tmp_path: Path) ->
     done = cli("solve", str(model), "--target", "top", "--constants", f"N={2 ** 20}", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["answers"]['P=? [F "top"]']["exact"] == "1"
+
+
+def test_lump_on_that_lumps_nothing_says_so(tmp_path: Path) -> None:
+    """--lump on where no two states behave alike (two pieces that bump each other on
+    tiny10: each seat's win is an answer of its own) answered as if it had not been
+    asked; it now says so in one line. A chain it does lump says nothing of the kind."""
+    proc = cli("solve", "tiny10", "-k", "2", "--meet", "bump", "--lump", "on")
+    assert proc.returncode == 0, proc.stderr
+    assert ("--lump on: nothing lumped for where the chain ends, and the expected steps: no "
+            "two states behave alike for this question") in proc.stderr
+    (tmp_path / "pieces.prism").write_text(
+        "dtmc\nmodule p1\n  x1 : [0..2];\n  [s] x1 < 2 -> 1/2 : (x1'=x1+1) + 1/2 : true;\n"
+        "  [s] x1 = 2 -> true;\nendmodule\nmodule p2 = p1 [ x1=x2 ] endmodule\n"
+        'label "home" = x1=2 & x2=2;\n')
+    proc = cli("solve", str(tmp_path / "pieces.prism"), "--target", "home", "--lump", "on",
+               "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing lumped" not in proc.stderr
+    assert json.loads(proc.stdout)["results"][0]["lumped"]["blocks"] < 9

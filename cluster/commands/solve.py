@@ -284,6 +284,19 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
     from ladders.solver.chains.formats import format_of, load_chain
     from ladders.solver.chain_problem import ChainProblem, lumped_problem
     from ladders.solver.chains.questions import Question
+    def lumped(problem: ChainProblem) -> ChainProblem:
+        """``problem`` on its quotient where ``lump`` says so; where ``--lump on`` was
+        asked and nothing could be lumped, a note says why (it said nothing)."""
+        out = lumped_problem(problem, lump)
+        if lump == "on" and out.lumping is None:
+            question = problem.question
+            why = ("a question over a number of steps or a path through a set is solved "
+                   "whole" if question.stepped or question.through is not None else
+                   "no two states behave alike for this question")
+            click.echo(f"ladders: --lump on: nothing lumped for {question.describe()}: {why}",
+                       err=True)
+        return out
+
     for flag, value, what in (("--target", target, "a label's name, e.g. --target goal"),
                               ("--properties", properties, "a properties file")):
         if value is not None and not value.strip():  # '' asked the default question
@@ -298,7 +311,7 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
         from ladders.solver.chain_problem import board_problem
         from ladders.solver.games.board import with_overrides
         problem = board_problem(with_overrides(open_board(board, rule, die), meet=meet), players)
-        return None if problem is None else ([lumped_problem(problem, lump)], ())
+        return None if problem is None else ([lumped(problem)], ())
     given = [f for f, v in (("--rule", rule), ("--die", die), ("--meet", meet)) if v]
     context = click.get_current_context(silent=True)
     if context is not None and context.get_parameter_source("players") not in (
@@ -321,14 +334,13 @@ def chain_problems(board: str, rule: str | None, die: int | None, players: int,
                                    "where the chain ends")
         questions = list(loaded.questions) or ([] if loaded.refused else [Question()])
     if target:
-        return [lumped_problem(ChainProblem(loaded.chain, q, loaded.source), lump)
-                for q in questions], ()
+        return [lumped(ChainProblem(loaded.chain, q, loaded.source)) for q in questions], ()
     from ladders.solver.chain_problem import ask_chain
     from ladders.solver.chains.model import ChainError
     problems, refused = [], list(loaded.refused)
     for question in questions:
         try:
-            problems.append(lumped_problem(ask_chain(loaded.chain, question, loaded.source), lump))
+            problems.append(lumped(ask_chain(loaded.chain, question, loaded.source)))
         except ChainError as exc:  # this question alone (a long run beyond reach)
             refused.append(f"property {question.text}: {exc}")
     if not problems:
