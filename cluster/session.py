@@ -293,7 +293,8 @@ def _resumable_on_write_errors(url: str | None) -> Iterator[None]:
     """A write that fails in a kept store (a full disk, a file-size limit) says what
     the user needs next: segments are committed only by a manifest written after
     them, so the store is consistent at its last manifest and a resume goes on from
-    there (``url``: the kept store; None: a temporary one, nothing to say)."""
+    there (``url``: the kept store; None: a temporary one, whose way out
+    :func:`store_place` says)."""
     try:
         yield
     except OSError as exc:

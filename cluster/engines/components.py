@@ -77,8 +77,7 @@ class BatchedTopological(BatchWork):
         restore_structure(store, problem)  # type: ignore[arg-type]  # what the workers read
         components_solve(store, problem)  # type: ignore[arg-type]  # batches run here use it
         self.wanted = wanted_unknowns(problem)  # type: ignore[arg-type]
-        self.columns = problem.system.columns
-        self.rebuilt = Reconstruction(len(self.wanted) * self.columns)
+        self.rebuilt = Reconstruction(len(self.wanted), problem.system.columns)
         self.fresh: list[tuple[int, list[int]]] = []
         self.start()
 
@@ -103,13 +102,6 @@ class BatchedTopological(BatchWork):
         fresh, self.fresh = self.fresh, []
         return bool(fresh) and self.rebuilt.add(fresh)
 
-    def values(self) -> list[list[mpq]]:
-        """``values[w][col]`` of the wanted unknowns, once concluded."""
-        found = self.rebuilt.values
-        assert found is not None
-        m = self.columns
-        return [found[w * m:(w + 1) * m] for w in range(len(self.wanted))]
-
 
 class ComponentsEngine(PrimeBatchEngine):
     name = "components"
@@ -119,7 +111,6 @@ class ComponentsEngine(PrimeBatchEngine):
     takes = frozenset({"checkpoint", "cluster", "executor", "seed"})
     options = (batch_option(f"{BATCH_PRIMES}"),)
     unit = ("batches", "batch")
-    work_type = BatchedTopological
     #: the solve is compiled and lets the interpreter go: the bounds (compiled too, in
     #: topological order) are computed beside it, on the other core
     checks_beside = True
@@ -188,7 +179,7 @@ class ComponentsEngine(PrimeBatchEngine):
     def answer(self, work: Topological | BatchedTopological, problem: Problem,
                request: SolveRequest) -> Answer:
         if isinstance(work, BatchedTopological):
-            found = work.values()
+            found = work.rebuilt.by_unknown()
             details: dict[str, Any] = {"batches": work.batches()}
         else:
             found = work.result.values

@@ -46,7 +46,8 @@ class PrimeBatchEngine(Engine):
     unit = ("batches", "batch")
     takes = frozenset({"checkpoint", "cluster", "executor", "seed", "table"})
     store_format = "ladders.checkpoints.batches:BatchState"
-    #: the :class:`BatchWork` subclass of a run
+    #: the :class:`BatchWork` subclass of a run (an engine that makes its work otherwise
+    #: overrides :meth:`open_work` instead)
     work_type: ClassVar[type[BatchWork]]
 
 

@@ -420,8 +420,7 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
     t0 = time.perf_counter()
     rng = random.Random(seed)
     taken: set[int] = set()
-    m = system.columns
-    rebuilt = Reconstruction(len(wanted) * m)
+    rebuilt = Reconstruction(len(wanted), system.columns)
     want = found.position[np.array(wanted, dtype=np.int64)]
     residues = Residues(found.kernel_arrays(), want)
     failed = batches = 0
@@ -441,10 +440,7 @@ def solve_topological(system: LinearSystem, found: Structure, wanted: list[int],
         seconds["reconstruction"] += time.perf_counter() - t1
         if done:
             seconds["total"] = time.perf_counter() - t0
-            values = rebuilt.values
-            assert values is not None
-            return TopologicalResult([values[w * m:(w + 1) * m] for w in range(len(wanted))],
-                                     len(taken) - failed, batches, seconds)
+            return TopologicalResult(rebuilt.by_unknown(), len(taken) - failed, batches, seconds)
 
 
 class Residues:
@@ -477,12 +473,20 @@ class Reconstruction:
     """The wanted values rebuilt from their residues, batch after batch: a batch is
     first held against the candidate the batches before it give (Wang's rational
     reconstruction of their running Chinese remainders), and taken in only where it
-    disagrees. ``values`` is set once a candidate agrees with a whole batch of primes
-    it was not built from (the chance of a wrong one: see the module docstring)."""
+    disagrees. ``values`` (``wanted * columns`` fractions, the columns of an unknown
+    together) is set once a candidate agrees with a whole batch of primes it was not
+    built from (the chance of a wrong one: see the module docstring)."""
 
-    def __init__(self, count: int) -> None:
-        self._garner = _Garner(count)
+    def __init__(self, wanted: int, columns: int) -> None:
+        self._garner = _Garner(wanted * columns)
+        self.columns = columns
         self.values: list[mpq] | None = None
+
+    def by_unknown(self) -> list[list[mpq]]:
+        """``values[w][col]`` of the wanted unknowns, once found."""
+        assert self.values is not None, "no candidate has held yet"
+        m = self.columns
+        return [self.values[k:k + m] for k in range(0, len(self.values), m)]
 
     @property
     def bits(self) -> int:
